@@ -1,0 +1,312 @@
+"""`traces build`: sources → validated trajectories → salted per-turn shards, atomically.
+
+The build streams: one trajectory is in memory at a time, rows go to a Parquet writer as one row
+group per trajectory instance, and shards roll over at instance boundaries. Everything is written
+into a temporary sibling folder and renamed into place only when the whole build succeeded, so a
+failed build leaves nothing at the destination.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Protocol, Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import __version__
+from .canonical import canonical_json
+from .errors import TraceError, TraceFormatError, TraceValidationErrors
+from .formats import FORMATS
+from .formats.mlperf_jsonl import row_to_flat
+from .model import Trajectory
+from .prompts import PromptBuilder, wire_messages
+from .salt import SALT_MODES, make_salt
+from .shards import FORMAT_VERSION, MANIFEST, SCHEMA, logical_id, manifest_json
+
+
+class PromptCount(Protocol):
+    """Running token count of one prompt, fed one turn's new messages at a time."""
+
+    def add(self, messages: list[dict[str, Any]]) -> int:
+        """Append messages; return the tokens they add to the prompt (the turn's delta)."""
+
+    def isl(self) -> int:
+        """Tokens of the whole prompt so far, as the server sees it (with generation prompt)."""
+
+
+class TokenCounter(Protocol):
+    """What the build needs of a tokenizer (traces.tokenizers provides implementations)."""
+
+    name: str
+    fingerprint: str
+
+    def start(self, tools: list[dict[str, Any]] | None) -> PromptCount: ...
+
+    def answer_tokens(self, message: dict[str, Any]) -> int:
+        """Tokens of a recorded assistant message, chat-template framing subtracted."""
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    format: str = "mlperf-jsonl"
+    salt: str = "mlperf"
+    seed: int = 0
+    repeats: int = 1
+    history_marker: bool = True
+    name: str = "dataset"
+    rows_per_shard: int = 20_000
+
+    def check(self) -> None:
+        if self.format not in FORMATS:
+            raise TraceError(f"unknown format {self.format!r}; choose one of {', '.join(FORMATS)}")
+        if self.salt not in SALT_MODES:
+            raise TraceError(f"unknown salt mode {self.salt!r}; choose one of {', '.join(SALT_MODES)}")
+        if self.repeats < 1:
+            raise TraceError(f"--repeats must be >= 1, got {self.repeats}")
+        if not self.name or "/" in self.name or self.name.startswith("."):
+            raise TraceError(f"--name {self.name!r} must be a plain file-name stem")
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    out: Path
+    manifest: dict[str, Any]
+
+
+Progress = Callable[[int], None]
+
+
+def read_sources(sources: Sequence[str], fmt: str) -> Iterator[Trajectory]:
+    """All trajectories of all sources; raises `TraceValidationErrors` listing every violation
+    once the sources are read (trajectories before the first error are still yielded)."""
+    errors: list[TraceFormatError] = []
+    reader = FORMATS[fmt].read
+    ids: dict[str, str] = {}
+    for src in sources:
+        for traj in reader(str(src), errors.append):
+            if traj.id in ids:
+                errors.append(TraceFormatError(str(src), traj.rows[0].line, f"conversation id {traj.id!r} already appears in {ids[traj.id]}; ids must be unique", conversation=traj.id))
+                continue
+            ids[traj.id] = str(src)
+            if not errors:
+                yield traj
+    if errors:
+        raise TraceValidationErrors(errors)
+
+
+def validate_sources(sources: Sequence[str], fmt: str) -> tuple[int, int, list[TraceFormatError]]:
+    """(trajectories, client turns, errors) of a full pass that collects every error."""
+    errors: list[TraceFormatError] = []
+    n_traj = n_turns = 0
+    seen: dict[str, str] = {}
+    for src in sources:
+        for traj in FORMATS[fmt].read(str(src), errors.append):
+            if traj.id in seen:
+                errors.append(TraceFormatError(str(src), traj.rows[0].line, f"conversation id {traj.id!r} already appears in {seen[traj.id]}; ids must be unique", conversation=traj.id))
+                continue
+            seen[traj.id] = str(src)
+            n_traj += 1
+            n_turns += len(traj.client_indices())
+    return n_traj, n_turns, errors
+
+
+def instance_rows(
+    traj: Trajectory, repeat: int, opts: BuildOptions, counter: TokenCounter | None
+) -> list[dict[str, Any]]:
+    """The shard rows (one per client turn) of one trajectory instance."""
+    salt = make_salt(opts.salt, traj.id, repeat, opts.seed)
+    system = traj.system
+    builder = PromptBuilder(system, salt, history_marker=opts.history_marker, source_id=traj.id)
+    tools_per_row = traj.effective_tools()
+    client = traj.client_indices()
+    iid = logical_id(traj.id, repeat)
+    out: list[dict[str, Any]] = []
+    prev_tools_json: str | None = None
+    count = None
+    start = 0
+    for k, idx in enumerate(client):
+        delta = [row_to_flat(traj.id, r, with_context=False) for r in traj.rows[start : idx + 1]]
+        start = idx + 1
+        tools = tools_per_row[idx]
+        tools_json = canonical_json(list(tools)) if tools is not None else None
+        if counter is not None and count is None:
+            count = counter.start(list(tools) if tools else None)
+            if builder.messages:
+                count.add(list(builder.messages))
+        added = builder.add_delta(delta)
+        answer = traj.answer_after(idx)
+        expected = row_to_flat(traj.id, answer, with_context=False) if answer is not None else None
+        row: dict[str, Any] = {
+            "instance_id": iid,
+            "trajectory_id": traj.id,
+            "repeat": repeat,
+            "turn": traj.rows[idx].turn,
+            "client_turn_index": k,
+            "num_client_turns": len(client),
+            "domain": traj.domain,
+            "salt_repeat": salt.repeat,
+            "salt_conversation": salt.conversation,
+            "system": system if k == 0 else None,
+            "tools_json": tools_json if tools_json != prev_tools_json else None,
+            "delta_json": canonical_json(delta),
+            "delay_seconds": float(traj.rows[idx].delay_seconds or 0.0),
+            "prompt_sha256": builder.sha256(),
+            "prompt_chars": builder.chars,
+            "expected_json": canonical_json(expected) if expected is not None else None,
+            "intent_codes": [c.upper() for c in answer.intent_codes] if answer is not None and answer.intent_codes else None,
+            "isl_tokens": None,
+            "delta_tokens": None,
+            "expected_osl_tokens": None,
+        }
+        if count is not None:
+            assert counter is not None
+            row["delta_tokens"] = count.add(added)
+            row["isl_tokens"] = count.isl()
+            if expected is not None:
+                row["expected_osl_tokens"] = counter.answer_tokens(wire_messages(expected, history_marker=False)[0])
+        prev_tools_json = tools_json
+        out.append(row)
+    return out
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class _ShardWriter:
+    """Writes instance row groups into numbered shard files inside the temporary folder."""
+
+    def __init__(self, folder: Path, name: str, rows_per_shard: int) -> None:
+        self.folder = folder
+        self.name = name
+        self.rows_per_shard = rows_per_shard
+        self.files: list[Path] = []
+        self.rows: list[int] = []
+        self.groups = 0
+        self._writer: pq.ParquetWriter | None = None
+
+    def add(self, rows: list[dict[str, Any]]) -> tuple[int, int]:
+        if self._writer is None or self.rows[-1] >= self.rows_per_shard:
+            self._roll()
+        assert self._writer is not None
+        self._writer.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), row_group_size=len(rows) + 1)
+        self.rows[-1] += len(rows)
+        self.groups += 1
+        return len(self.files) - 1, self.groups - 1
+
+    def _roll(self) -> None:
+        self.close()
+        path = self.folder / f"part-{len(self.files):05d}.parquet"
+        self._writer = pq.ParquetWriter(
+            path, SCHEMA, compression="zstd", compression_level=9, write_statistics=False, store_schema=False
+        )
+        self.files.append(path)
+        self.rows.append(0)
+        self.groups = 0
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def finish(self) -> list[dict[str, Any]]:
+        """Rename parts to `<name>-0000k-of-0000N.parquet`; return the manifest's shard list."""
+        self.close()
+        total = len(self.files)
+        shards = []
+        for k, (path, rows) in enumerate(zip(self.files, self.rows)):
+            final = self.folder / f"{self.name}-{k:05d}-of-{total:05d}.parquet"
+            path.rename(final)
+            shards.append({"file": final.name, "rows": rows, "bytes": final.stat().st_size, "sha256": _sha256_file(final)})
+        return shards
+
+
+def build_shards(
+    sources: Sequence[str],
+    out: str | os.PathLike[str],
+    opts: BuildOptions,
+    *,
+    counter: TokenCounter | None = None,
+    overwrite: bool = False,
+    progress: Progress | None = None,
+) -> BuildResult:
+    """Build shards for `sources` into `out`; nothing is left at `out` if anything fails."""
+    opts.check()
+    out_path = Path(out)
+    if out_path.exists() and not overwrite:
+        raise TraceError(f"{out_path}: already exists; choose another --out or pass --overwrite")
+    if not sources:
+        raise TraceError("no source files given")
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.parent / f".{out_path.name}.building-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        manifest = _build_into(tmp, sources, opts, counter, progress)
+        (tmp / MANIFEST).write_text(manifest_json(manifest), encoding="utf-8")
+        if out_path.exists():
+            old = out_path.parent / f".{out_path.name}.old-{os.getpid()}"
+            out_path.rename(old)
+            tmp.rename(out_path)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(out_path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return BuildResult(out_path, manifest)
+
+
+def _build_into(
+    tmp: Path, sources: Sequence[str], opts: BuildOptions, counter: TokenCounter | None, progress: Progress | None
+) -> dict[str, Any]:
+    writer = _ShardWriter(tmp, opts.name, opts.rows_per_shard)
+    content = hashlib.sha256()
+    instances: list[list[Any]] = []
+    source_ids: list[str] = []
+    n_turns = n_traj = 0
+    try:
+        for repeat in range(1, opts.repeats + 1):
+            for traj in read_sources(sources, opts.format):
+                if repeat == 1:
+                    n_traj += 1
+                    source_ids.append(traj.id)
+                rows = instance_rows(traj, repeat, opts, counter)
+                if not rows:
+                    continue
+                for row in rows:
+                    content.update(canonical_json(row).encode("utf-8"))
+                    content.update(b"\n")
+                shard, group = writer.add(rows)
+                instances.append([rows[0]["instance_id"], traj.id, repeat, shard, group])
+                n_turns += len(rows)
+                if progress is not None:
+                    progress(len(rows))
+        shards = writer.finish()
+    finally:
+        writer.close()
+    if not instances:
+        raise TraceError("the sources hold no client turns; nothing to build")
+    options = asdict(opts)
+    options.pop("rows_per_shard")
+    return {
+        "format_version": FORMAT_VERSION,
+        "name": opts.name,
+        "generated_by": f"trajbench {__version__}",
+        "options": options,
+        "tokenizer": {"name": counter.name, "fingerprint": counter.fingerprint} if counter else None,
+        "sources": [{"file": Path(s).name, "sha256": _sha256_file(Path(s))} for s in sources],
+        "counts": {"trajectories": n_traj, "instances": len(instances), "client_turns": n_turns},
+        "content_hash": content.hexdigest(),
+        "shards": shards,
+        "instances": instances,
+    }

@@ -1,0 +1,54 @@
+"""Canonical JSON and hashing: the single definition every content hash in trajbench uses.
+
+Determinism across machines needs one byte form for a JSON value: sorted keys, compact
+separators, UTF-8 without ASCII escaping. The simulator's oracle mode and the shard builder both
+hash prompts with `messages_sha256`, so they agree on what "the same prompt" means.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Iterable
+
+
+def canonical_json(value: Any) -> str:
+    """The one text form of a JSON value used for hashing and for JSON stored in shards."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class MessagesHasher:
+    """Incremental sha256 of `canonical_json(messages)` as messages are appended.
+
+    Hashing each turn's whole prompt from scratch is quadratic in trajectory length; this keeps
+    the running state of "[m1,m2,…" and closes a copy per turn, which is linear.
+    """
+
+    def __init__(self) -> None:
+        self._h = hashlib.sha256(b"[")
+        self._n = 0
+        self.chars = 2  # length of the canonical JSON text, brackets included
+
+    def extend(self, messages: Iterable[dict[str, Any]]) -> None:
+        for m in messages:
+            text = canonical_json(m)
+            if self._n:
+                self._h.update(b",")
+                self.chars += 1
+            self._h.update(text.encode("utf-8"))
+            self.chars += len(text)
+            self._n += 1
+
+    def hexdigest(self) -> str:
+        h = self._h.copy()
+        h.update(b"]")
+        return h.hexdigest()
+
+
+def messages_sha256(messages: list[dict[str, Any]]) -> str:
+    """sha256 of a request's message list in canonical form (equal to `MessagesHasher`'s)."""
+    return sha256_text(canonical_json(messages))

@@ -1,0 +1,118 @@
+"""`mlperf-jsonl`: the official flat format (SPEC §2), one message per line, read and write.
+
+Reading streams the file and validates one conversation at a time, so memory follows the largest
+trajectory. Writing puts `system` and `tools` on the first user row only (the layout of the
+reference's published examples) and keeps every extra field a row came with.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator
+
+import orjson
+
+from ..errors import TraceFormatError
+from ..io import MAX_LINE_BYTES, iter_lines, open_text_writer
+from ..model import Row, Trajectory
+from ..validate import ErrorSink, FlatRow, build_trajectory, is_printable_ascii
+from ..canonical import canonical_json
+
+
+def _parse_line(path: str, lineno: int, raw: bytes, sink: ErrorSink) -> dict[str, Any] | None:
+    if len(raw) > MAX_LINE_BYTES:
+        sink(TraceFormatError(path, lineno, f"line is {len(raw):,} bytes, over the {MAX_LINE_BYTES:,}-byte limit of one row; split the message or check for a missing newline"))
+        return None
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        sink(TraceFormatError(path, lineno, f"invalid UTF-8 at byte {exc.start}; re-encode the file as UTF-8"))
+        return None
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        sink(TraceFormatError(path, lineno, f"not valid JSON ({exc}); each line must be one JSON object"))
+        return None
+    if not isinstance(obj, dict):
+        sink(TraceFormatError(path, lineno, f"each line must be a JSON object, got {type(obj).__name__}"))
+        return None
+    return obj
+
+
+def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
+    """Yield the file's trajectories in file order; report each violation to `sink`."""
+    current: str | None = None
+    rows: list[FlatRow] = []
+    seen: dict[str, int] = {}
+    any_row = False
+
+    def flush() -> Trajectory | None:
+        return build_trajectory(path, current, rows, sink) if current is not None and rows else None
+
+    for lineno, raw in iter_lines(path):
+        obj = _parse_line(path, lineno, raw, sink)
+        if obj is None:
+            continue
+        if obj.get("_type") == "dataset_metadata":
+            continue
+        any_row = True
+        cid = obj.get("conversation_id")
+        if not isinstance(cid, str) or not is_printable_ascii(cid):
+            sink(TraceFormatError(path, lineno, f"conversation_id must be a non-empty printable ASCII string, got {cid!r}"))
+            continue
+        if cid != current:
+            traj = flush()
+            if traj is not None:
+                yield traj
+            if cid in seen:
+                sink(TraceFormatError(path, lineno, f"rows of one conversation must be contiguous; it started at line {seen[cid]}", conversation=cid))
+                current, rows = None, []
+                continue
+            seen[cid] = lineno
+            current, rows = cid, []
+        rows.append(FlatRow(obj, lineno))
+    traj = flush()
+    if traj is not None:
+        yield traj
+    if not any_row:
+        sink(TraceFormatError(path, None, "the file holds no data rows; expected one JSON object per line"))
+
+
+def row_to_flat(conversation_id: str, row: Row, *, with_context: bool) -> dict[str, Any]:
+    """The official flat form of a row; `with_context` adds `system` and `tools` to it."""
+    out: dict[str, Any] = {"conversation_id": conversation_id, "turn": row.turn, "role": row.role}
+    for key in ("content", "reasoning_content", "name"):
+        value = getattr(row, key)
+        if value is not None:
+            out[key] = value
+    if row.tool_calls is not None:
+        out["tool_calls"] = [dict(c) for c in row.tool_calls]
+    if row.tool_results is not None:
+        out["tool_results"] = [dict(r) for r in row.tool_results]
+    if row.delay_seconds is not None:
+        out["delay_seconds"] = row.delay_seconds
+    if row.intent_codes is not None:
+        out["intent_codes"] = list(row.intent_codes)
+    out.update(row.params)
+    out.update(row.extra)
+    if with_context:
+        if row.system is not None:
+            out["system"] = row.system
+        if row.tools is not None:
+            out["tools"] = list(row.tools)
+    return out
+
+
+def trajectory_to_flat(traj: Trajectory) -> list[dict[str, Any]]:
+    return [row_to_flat(traj.id, row, with_context=True) for row in traj.rows]
+
+
+def write(trajectories: Iterable[Trajectory], path: str) -> int:
+    """Write trajectories as flat rows (plain or `.zst`); returns the number of rows written."""
+    n = 0
+    with open_text_writer(path) as out:
+        for traj in trajectories:
+            for flat in trajectory_to_flat(traj):
+                out.write(canonical_json(flat))
+                out.write("\n")
+                n += 1
+    return n

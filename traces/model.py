@@ -1,0 +1,116 @@
+"""The Trajectory model every input format is read into (SPEC §1–§2).
+
+A trajectory is the ordered list of its rows in the official flat form. Rows keep the raw facts
+of the recording (including unknown extra fields, so export loses nothing); derived views such as
+the client turns or the effective tool list are methods, not stored state.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+ROLES = ("user", "assistant", "tool")
+CLIENT_ROLES = ("user", "tool")
+
+#: Per-row generation parameters the official format allows (SPEC §2); kept, never sent as-is.
+GENERATION_PARAMS = (
+    "model",
+    "max_new_tokens",
+    "max_completion_tokens",
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "top_k",
+    "min_p",
+    "seed",
+    "stop",
+    "repetition_penalty",
+    "frequency_penalty",
+    "presence_penalty",
+    "n",
+    "logit_bias",
+    "user",
+    "stream",
+    "chat_template",
+)
+
+WORKFLOW_ID = re.compile(r"^sim_\d+$")
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+def domain_of(conversation_id: str) -> str:
+    """`workflow` for Workato-style ids (`sim_NNN`), else `coding` (SPEC §9.2's domain rule)."""
+    return "workflow" if WORKFLOW_ID.match(conversation_id) else "coding"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One message of a recording, as one row of the official flat format."""
+
+    turn: int
+    role: str
+    content: str | None = None
+    reasoning_content: str | None = None
+    tool_calls: tuple[dict[str, Any], ...] | None = None
+    tool_results: tuple[dict[str, Any], ...] | None = None
+    name: str | None = None
+    system: str | None = None
+    tools: tuple[dict[str, Any], ...] | None = None
+    delay_seconds: float | None = None
+    intent_codes: tuple[str, ...] | None = None
+    params: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    line: int | None = field(default=None, compare=False)
+
+    @property
+    def is_client(self) -> bool:
+        return self.role in CLIENT_ROLES
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """One recorded agent task: its source id and rows in turn order (turns exactly 1..N)."""
+
+    id: str
+    rows: tuple[Row, ...]
+    source: str = field(default="", compare=False)
+
+    @property
+    def domain(self) -> str:
+        return domain_of(self.id)
+
+    @property
+    def system(self) -> str | None:
+        """The first non-empty `system` in turn order, the prompt of every turn (SPEC §2)."""
+        for row in self.rows:
+            if row.system:
+                return row.system
+        return None
+
+    def client_indices(self) -> list[int]:
+        """Indices into `rows` of the client turns, each of which becomes one request."""
+        return [i for i, r in enumerate(self.rows) if r.is_client]
+
+    def effective_tools(self) -> list[tuple[dict[str, Any], ...] | None]:
+        """The tools sent with each row's request: its own, else the latest earlier client row's.
+
+        SPEC §2: tools given only on the first user row apply to every client turn.
+        """
+        out: list[tuple[dict[str, Any], ...] | None] = []
+        current: tuple[dict[str, Any], ...] | None = None
+        for row in self.rows:
+            if row.tools is not None and row.is_client:
+                current = row.tools
+            out.append(current)
+        return out
+
+    def answer_after(self, index: int) -> Row | None:
+        """The recorded assistant row that answers client row `index` (its ground truth)."""
+        nxt = index + 1
+        if nxt < len(self.rows) and self.rows[nxt].role == "assistant":
+            return self.rows[nxt]
+        return None

@@ -1,0 +1,227 @@
+"""Per-turn prompt shards: Parquet + zstd files and `manifest.json` (DESIGN.md "Shards").
+
+One row per client turn holds the turn's *delta* (its new flat rows), so size grows linearly with
+the dataset. Each trajectory instance is exactly one row group: replay and analysis fetch one
+instance at a time (`Shards.instance(k)`), so memory follows the largest trajectory. The manifest
+records the build options, per-shard rows and sha256, and a content hash over the rows' canonical
+JSON, which is the same on any machine and any pyarrow version.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Iterator
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .canonical import canonical_json
+from .errors import ShardError
+from .prompts import PromptBuilder
+from .salt import Salt, make_salt
+
+MANIFEST = "manifest.json"
+FORMAT_VERSION = 1
+
+SCHEMA = pa.schema(
+    [
+        ("instance_id", pa.string()),
+        ("trajectory_id", pa.string()),
+        ("repeat", pa.int32()),
+        ("turn", pa.int32()),
+        ("client_turn_index", pa.int32()),
+        ("num_client_turns", pa.int32()),
+        ("domain", pa.string()),
+        ("salt_repeat", pa.string()),
+        ("salt_conversation", pa.string()),
+        ("system", pa.string()),
+        ("tools_json", pa.string()),
+        ("delta_json", pa.string()),
+        ("delay_seconds", pa.float64()),
+        ("prompt_sha256", pa.string()),
+        ("prompt_chars", pa.int64()),
+        ("expected_json", pa.string()),
+        ("intent_codes", pa.list_(pa.string())),
+        ("isl_tokens", pa.int64()),
+        ("delta_tokens", pa.int64()),
+        ("expected_osl_tokens", pa.int64()),
+    ]
+)
+COLUMNS = tuple(SCHEMA.names)
+
+
+@dataclass(frozen=True)
+class TurnRow:
+    """One shard row: a client turn of one trajectory instance, as stored."""
+
+    instance_id: str
+    trajectory_id: str
+    repeat: int
+    turn: int
+    client_turn_index: int
+    num_client_turns: int
+    domain: str
+    salt_repeat: str
+    salt_conversation: str
+    system: str | None
+    tools_json: str | None
+    delta_json: str
+    delay_seconds: float
+    prompt_sha256: str
+    prompt_chars: int
+    expected_json: str | None
+    intent_codes: list[str] | None
+    isl_tokens: int | None
+    delta_tokens: int | None
+    expected_osl_tokens: int | None
+
+    @property
+    def delta(self) -> list[dict[str, Any]]:
+        return json.loads(self.delta_json)
+
+    @property
+    def expected(self) -> dict[str, Any] | None:
+        """The recorded assistant row answering this turn (ground truth), in flat form."""
+        return None if self.expected_json is None else json.loads(self.expected_json)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in COLUMNS}
+
+
+@dataclass(frozen=True)
+class Instance:
+    """All turns of one trajectory instance (one row group), in turn order."""
+
+    instance_id: str
+    trajectory_id: str
+    repeat: int
+    turns: tuple[TurnRow, ...]
+
+
+@dataclass(frozen=True)
+class TurnPrompt:
+    """A turn with its full rebuilt prompt: what replay sends and analysis measures."""
+
+    row: TurnRow
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None
+    sha256: str
+
+
+def logical_id(source_id: str, repeat: int) -> str:
+    """SPEC §1: `<source>` for the first pass, `<source>__repeat_<k>` after it."""
+    return source_id if repeat == 1 else f"{source_id}__repeat_{repeat}"
+
+
+def iter_prompts(instance: Instance, *, history_marker: bool, salt: Salt | None = None) -> Iterator[TurnPrompt]:
+    """Rebuild each turn's prompt from the deltas; `salt` overrides the stored one (replay
+    derives further repeats from one pass). Messages lists are fresh per turn."""
+    first = instance.turns[0]
+    if salt is None:
+        salt = Salt(_salt_mode(first), first.salt_repeat, first.salt_conversation)
+    builder = PromptBuilder(first.system, salt, history_marker=history_marker, source_id=instance.trajectory_id)
+    tools: list[dict[str, Any]] | None = None
+    for row in instance.turns:
+        if row.tools_json is not None:
+            tools = json.loads(row.tools_json)
+        builder.add_delta(row.delta)
+        yield TurnPrompt(row, list(builder.messages), tools, builder.sha256())
+
+
+def _salt_mode(row: TurnRow) -> str:
+    if not row.salt_repeat:
+        return "none"
+    return "mlperf" if len(row.salt_repeat) == 4 else "strong"
+
+
+class Shards:
+    """A built shard folder: its manifest and random access to instances by ordinal."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        mpath = self.path / MANIFEST
+        if not mpath.is_file():
+            raise ShardError(
+                f"{self.path}: no {MANIFEST} here; pass a folder written by `trajbench traces build`"
+            )
+        try:
+            self.manifest: dict[str, Any] = json.loads(mpath.read_text("utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ShardError(f"{mpath}: not valid JSON ({exc}); rebuild the shards") from None
+        if self.manifest.get("format_version") != FORMAT_VERSION:
+            raise ShardError(
+                f"{mpath}: shard format version {self.manifest.get('format_version')!r}, this trajbench reads "
+                f"{FORMAT_VERSION}; rebuild with `trajbench traces build`"
+            )
+        for shard in self.manifest["shards"]:
+            if not (self.path / shard["file"]).is_file():
+                raise ShardError(f"{self.path}: shard {shard['file']} listed in {MANIFEST} is missing")
+        self._files: dict[str, pq.ParquetFile] = {}
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return self.manifest["options"]
+
+    @property
+    def history_marker(self) -> bool:
+        return bool(self.options["history_marker"])
+
+    @property
+    def content_hash(self) -> str:
+        return self.manifest["content_hash"]
+
+    @cached_property
+    def index(self) -> list[tuple[str, str, int, int, int]]:
+        """(instance_id, trajectory_id, repeat, shard number, row group) per instance, in order."""
+        return [tuple(entry) for entry in self.manifest["instances"]]  # type: ignore[misc]
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def _file(self, shard: int) -> pq.ParquetFile:
+        name = self.manifest["shards"][shard]["file"]
+        if name not in self._files:
+            self._files[name] = pq.ParquetFile(self.path / name)
+        return self._files[name]
+
+    def instance(self, k: int) -> Instance:
+        instance_id, trajectory_id, repeat, shard, group = self.index[k]
+        table = self._file(shard).read_row_group(group)
+        turns = tuple(TurnRow(**row) for row in table.to_pylist())
+        if not turns or turns[0].instance_id != instance_id:
+            raise ShardError(f"{self.path}: row group {group} of shard {shard} does not hold {instance_id}; the folder is corrupt, rebuild it")
+        return Instance(instance_id, trajectory_id, repeat, turns)
+
+    def __iter__(self) -> Iterator[Instance]:
+        for k in range(len(self)):
+            yield self.instance(k)
+
+    def find(self, trajectory_id: str, repeat: int = 1) -> Instance:
+        for k, (_, tid, rep, _, _) in enumerate(self.index):
+            if tid == trajectory_id and rep == repeat:
+                return self.instance(k)
+        known = sorted({tid for _, tid, _, _, _ in self.index})
+        hint = ", ".join(known[:5]) + (" …" if len(known) > 5 else "")
+        raise ShardError(f"{self.path}: no trajectory {trajectory_id!r} repeat {repeat} (trajectories: {hint})")
+
+    def close(self) -> None:
+        for f in self._files.values():
+            f.close()
+        self._files.clear()
+
+
+def salt_for(shards: Shards, trajectory_id: str, repeat: int) -> Salt:
+    """The salt of any repeat of a trajectory under the shards' build options."""
+    opts = shards.options
+    return make_salt(opts["salt"], trajectory_id, repeat, opts.get("seed", 0))
+
+
+def manifest_json(manifest: dict[str, Any]) -> str:
+    return json.dumps(manifest, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def row_canonical(row: dict[str, Any]) -> str:
+    return canonical_json(row)
