@@ -123,6 +123,18 @@ def traces_export(shards_dir: str, fmt: str, out: str, repeat: int) -> None:
     click.echo(f"wrote {n} rows to {out}")
 
 
+# ---------------------------------------------------------------- replay
+@cli.group("replay")
+def replay_group() -> None:
+    """Replay shards closed-loop against an endpoint; sweep concurrency; calibrate the harness."""
+
+
+# ---------------------------------------------------------------- eval
+@cli.group("eval")
+def eval_group() -> None:
+    """Accuracy gates (inline, OSL, SWE-bench) and the compliance check of a submission."""
+
+
 # ---------------------------------------------------------------- demo
 @cli.command("demo")
 @click.option("--out", default="demo-out", show_default=True, type=click.Path(file_okay=False), help="Folder for everything the demo writes.")

@@ -1,0 +1,148 @@
+"""Per-turn records of a run: raw facts only, appended as turns finish (DESIGN.md "Records").
+
+`records.jsonl` gets one line per finished turn, written and flushed at once, so a run killed
+with SIGKILL keeps every finished turn and the file is readable while the run goes on. A torn
+last line (the process died mid-write) is skipped by the reader. Derived numbers (TTFT, E2E,
+TPOT, ITL) are functions of a record, never stored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import IO, Any, Iterator
+
+from .errors import ReplayError
+
+RECORDS_FILE = "records.jsonl"
+RUN_FILE = "run.json"
+
+#: Error kinds a failed turn can carry.
+ERROR_KINDS = ("http", "stream", "error_object", "malformed", "timeout", "connect", "aborted", "cancelled")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One issued turn: what was sent, when bytes arrived, what came back."""
+
+    instance_id: str
+    trajectory_id: str
+    repeat: int
+    turn: int
+    client_turn_index: int
+    slot: int
+    worker: int
+    prompt_sha256: str
+    salt_repeat: str
+    salt_conversation: str
+    t_send_ns: int
+    t_first_ns: int | None
+    t_last_ns: int | None
+    chunk_ns: tuple[int, ...]
+    delay_s: float
+    in_window: bool
+    content: str
+    reasoning: str
+    tool_calls: tuple[dict[str, Any], ...]
+    finish_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cached_tokens: int | None
+    client_prompt_tokens: int | None
+    client_output_tokens: int | None
+    http_status: int | None
+    error_kind: str | None
+    error_message: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.error_kind is None
+
+    def output_tokens(self) -> int | None:
+        """Server usage first, the client tokenizer second (SPEC §8.4)."""
+        return self.completion_tokens if self.completion_tokens is not None else self.client_output_tokens
+
+
+_FIELDS = tuple(f.name for f in fields(Record))
+
+
+def ttft_ms(r: Record) -> float | None:
+    return None if r.t_first_ns is None else (r.t_first_ns - r.t_send_ns) / 1e6
+
+
+def e2e_ms(r: Record) -> float | None:
+    return None if r.t_last_ns is None else (r.t_last_ns - r.t_send_ns) / 1e6
+
+
+def tpot_ms(r: Record) -> float | None:
+    """(E2E − TTFT) / (output tokens − 1); undefined for answers of one token or none."""
+    n = r.output_tokens()
+    if r.t_first_ns is None or r.t_last_ns is None or n is None or n < 2:
+        return None
+    return (r.t_last_ns - r.t_first_ns) / 1e6 / (n - 1)
+
+
+def itl_ms(r: Record) -> list[float]:
+    """Gaps between consecutive streamed chunks, in ms."""
+    ts = r.chunk_ns
+    return [(b - a) / 1e6 for a, b in zip(ts, ts[1:])]
+
+
+def record_to_json(r: Record) -> str:
+    return json.dumps(asdict(r), ensure_ascii=False, separators=(",", ":"))
+
+
+def record_from_dict(d: dict[str, Any]) -> Record:
+    values = {k: d.get(k) for k in _FIELDS}
+    values["chunk_ns"] = tuple(values["chunk_ns"] or ())
+    values["tool_calls"] = tuple(values["tool_calls"] or ())
+    return Record(**values)  # type: ignore[arg-type]
+
+
+class RecordWriter:
+    """Appends records to `records.jsonl`, one line each, flushed (and fsynced) per record."""
+
+    def __init__(self, run_dir: str | os.PathLike[str], *, fsync: bool = False) -> None:
+        self.path = Path(run_dir) / RECORDS_FILE
+        self._fh: IO[str] = self.path.open("a", encoding="utf-8")
+        self._fsync = fsync
+
+    def write(self, r: Record) -> None:
+        self._fh.write(record_to_json(r) + "\n")
+        self._fh.flush()
+        if self._fsync:
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> "RecordWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_records(run_dir: str | os.PathLike[str]) -> Iterator[Record]:
+    """Every complete record of a run (also while it is running); a torn last line is skipped."""
+    path = Path(run_dir) / RECORDS_FILE
+    if not path.is_file():
+        raise ReplayError(f"{run_dir}: no {RECORDS_FILE}; pass a folder written by `trajbench replay run`")
+    with path.open("r", encoding="utf-8") as fh:
+        lines = fh.readlines()
+    for k, line in enumerate(lines, start=1):
+        if not line.endswith("\n"):
+            break  # torn final write of a killed run
+        try:
+            yield record_from_dict(json.loads(line))
+        except (json.JSONDecodeError, TypeError) as exc:
+            raise ReplayError(f"{path}:{k}: unreadable record ({exc})") from None
+
+
+def read_run_config(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    path = Path(run_dir) / RUN_FILE
+    if not path.is_file():
+        raise ReplayError(f"{run_dir}: no {RUN_FILE}; pass a folder written by `trajbench replay run`")
+    return json.loads(path.read_text("utf-8"))
