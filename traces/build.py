@@ -130,7 +130,7 @@ def instance_rows(
     count = None
     start = 0
     for k, idx in enumerate(client):
-        delta = [row_to_flat(traj.id, r, with_context=False) for r in traj.rows[start : idx + 1]]
+        delta = [row_to_flat(None, r, with_context=False) for r in traj.rows[start : idx + 1]]
         start = idx + 1
         tools = tools_per_row[idx]
         tools_json = canonical_json(list(tools)) if tools is not None else None
@@ -140,7 +140,7 @@ def instance_rows(
                 count.add(list(builder.messages))
         added = builder.add_delta(delta)
         answer = traj.answer_after(idx)
-        expected = row_to_flat(traj.id, answer, with_context=False) if answer is not None else None
+        expected = row_to_flat(None, answer, with_context=False) if answer is not None else None
         row: dict[str, Any] = {
             "instance_id": iid,
             "trajectory_id": traj.id,

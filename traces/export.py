@@ -20,7 +20,7 @@ def instance_flat_rows(instance: Instance) -> Iterator[dict[str, Any]]:
     for k, turn in enumerate(instance.turns):
         delta = turn.delta
         for j, flat in enumerate(delta):
-            row = {"conversation_id": instance.trajectory_id, **{key: v for key, v in flat.items() if key != "conversation_id"}}
+            row = {"conversation_id": instance.trajectory_id, **flat}
             is_client_row = j == len(delta) - 1
             if k == 0 and j == 0 and turn.system is not None:
                 row["system"] = turn.system

@@ -77,9 +77,13 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
         sink(TraceFormatError(path, None, "the file holds no data rows; expected one JSON object per line"))
 
 
-def row_to_flat(conversation_id: str, row: Row, *, with_context: bool) -> dict[str, Any]:
-    """The official flat form of a row; `with_context` adds `system` and `tools` to it."""
-    out: dict[str, Any] = {"conversation_id": conversation_id, "turn": row.turn, "role": row.role}
+def row_to_flat(conversation_id: str | None, row: Row, *, with_context: bool) -> dict[str, Any]:
+    """The official flat form of a row; `with_context` adds `system` and `tools` to it.
+
+    Shards store rows without the id (`conversation_id=None`): it is a column of the shard.
+    """
+    out: dict[str, Any] = {} if conversation_id is None else {"conversation_id": conversation_id}
+    out.update(turn=row.turn, role=row.role)
     for key in ("content", "reasoning_content", "name"):
         value = getattr(row, key)
         if value is not None:

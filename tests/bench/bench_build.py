@@ -1,0 +1,72 @@
+"""Benchmark of `traces build`: time, peak RSS and bytes on disk for the shared fixture and for
+the fixture replicated N× with new conversation ids (default 30×, ~60k rows).
+
+    .venv/bin/python tests/bench/bench_build.py [--copies 30]
+
+The claim it checks: peak RSS follows the largest trajectory, not the dataset size (each build
+runs in a fresh child process so its peak RSS is its own).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT.parent / "shared" / "fixtures" / "mlperf_coding_20.jsonl"
+
+CHILD = """
+import resource, sys, time
+from traces import BuildOptions, build_shards
+t = time.perf_counter()
+build_shards([sys.argv[1]], sys.argv[2], BuildOptions(name="bench"))
+print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def replicate(src: Path, dst: Path, copies: int) -> int:
+    lines = src.read_text("utf-8").splitlines()
+    n = 0
+    with dst.open("w", encoding="utf-8") as out:
+        for k in range(copies):
+            for line in lines:
+                row = json.loads(line)
+                row["conversation_id"] = f"{row['conversation_id']}__copy{k:03d}"
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+                n += 1
+    return n
+
+
+def measure(src: Path, out: Path) -> tuple[float, float, int]:
+    res = subprocess.run([sys.executable, "-c", CHILD, str(src), str(out)], check=True, capture_output=True, text=True)
+    seconds, rss_kb = res.stdout.split()
+    size = sum(p.stat().st_size for p in out.iterdir())
+    return float(seconds), int(rss_kb) / 1024, size
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--copies", type=int, default=30)
+    args = ap.parse_args()
+    if not FIXTURE.is_file():
+        sys.exit(f"fixture not found: {FIXTURE}")
+    with tempfile.TemporaryDirectory() as tmp:
+        big = Path(tmp) / "replicated.jsonl"
+        rows = replicate(FIXTURE, big, args.copies)
+        base = subprocess.run([sys.executable, "-c", "import traces, resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"], check=True, capture_output=True, text=True)
+        print(f"python + trajbench import baseline RSS: {int(base.stdout) / 1024:.0f} MiB")
+        print(f"{'input':<28}{'rows':>8}{'raw MiB':>10}{'shards MiB':>12}{'ratio':>8}{'build s':>9}{'peak RSS MiB':>14}")
+        for label, src, n in (("fixture (20 traj)", FIXTURE, 2014), (f"fixture x{args.copies}", big, rows)):
+            seconds, rss, size = measure(src, Path(tmp) / f"out-{n}")
+            raw = src.stat().st_size
+            print(f"{label:<28}{n:>8}{raw / 2**20:>10.1f}{size / 2**20:>12.1f}{raw / size:>8.1f}{seconds:>9.2f}{rss:>14.0f}")
+
+
+if __name__ == "__main__":
+    main()
