@@ -135,6 +135,36 @@ def eval_group() -> None:
     """Accuracy gates (inline, OSL, SWE-bench) and the compliance check of a submission."""
 
 
+# ---------------------------------------------------------------- report
+def _label_dirs(dirs: tuple[str, ...], labels: tuple[str, ...]) -> list[tuple[str, Path]]:
+    named = {}
+    for item in labels:
+        name, sep, folder = item.partition("=")
+        if not sep or not name or not folder:
+            raise click.BadParameter(f"{item!r}: expected NAME=DIR", param_hint="--label")
+        named[Path(folder).resolve()] = name
+    return [(named.get(Path(d).resolve(), Path(d).resolve().name), Path(d)) for d in dirs] + [
+        (name, p) for p, name in named.items() if p not in {Path(d).resolve() for d in dirs}
+    ]
+
+
+@cli.command("report")
+@click.argument("dirs", nargs=-1, type=click.Path(exists=True, file_okay=False))
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for report.html, PNGs and points.csv/json.")
+@click.option("--label", "labels", multiple=True, metavar="NAME=DIR", help="Name a system's run or sweep folder (repeatable).")
+@click.option("--cost-per-hour", type=click.FloatRange(min=0, min_open=True), default=None, help="System cost in $/h: adds tok/s per dollar-hour.")
+@click.option("--power-watts", type=click.FloatRange(min=0, min_open=True), default=None, help="System power in W: adds tok/s per watt.")
+def report(dirs: tuple[str, ...], out: str, labels: tuple[str, ...], cost_per_hour: float | None, power_watts: float | None) -> None:
+    """Pareto step curve and comparison report from run or sweep folders DIRS."""
+    from replay.report import build_report
+
+    inputs = _label_dirs(dirs, labels)
+    if not inputs:
+        raise click.UsageError("give at least one run or sweep folder")
+    page = build_report(inputs, Path(out), cost_per_hour=cost_per_hour, power_watts=power_watts)
+    click.echo(f"report: {page}")
+
+
 # ---------------------------------------------------------------- demo
 @cli.command("demo")
 @click.option("--out", default="demo-out", show_default=True, type=click.Path(file_okay=False), help="Folder for everything the demo writes.")

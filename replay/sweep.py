@@ -1,0 +1,81 @@
+"""`replay sweep`: one full replay per concurrency into its own run folder, resumable.
+
+The sweep folder holds `sweep.json` (the plan, the base configuration and each point's state,
+rewritten atomically after every point) and one run folder per point (`c0001`, `c0004`, …). A
+point whose run folder already holds `result_summary.json` is kept, so an interrupted sweep
+resumes where it stopped. Accuracy checks per point come from the caller (`after_point`), since
+eval sits above replay.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Callable, Sequence
+
+from .config import RunConfig
+from .errors import ReplayError
+from .points import SUMMARY_FILE, SWEEP_FILE
+
+AfterPoint = Callable[[Path], None]
+Echo = Callable[[str], None]
+
+
+def parse_concurrencies(text: str) -> list[int]:
+    try:
+        values = sorted({int(v) for v in text.split(",") if v.strip()})
+    except ValueError:
+        raise ReplayError(f"--concurrency {text!r}: expected a comma-separated list of integers like 1,2,4,8") from None
+    if not values or values[0] < 1:
+        raise ReplayError(f"--concurrency {text!r}: every value must be >= 1")
+    if len(values) > 32:
+        raise ReplayError(f"--concurrency {text!r}: at most 32 points")
+    return values
+
+
+def _write_plan(folder: Path, plan: dict) -> None:
+    tmp = folder / f".{SWEEP_FILE}.tmp"
+    tmp.write_text(json.dumps(plan, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, folder / SWEEP_FILE)
+
+
+def run_sweep(
+    base: RunConfig,
+    concurrencies: Sequence[int],
+    out: str | os.PathLike[str],
+    *,
+    after_point: AfterPoint | None = None,
+    echo: Echo = print,
+) -> Path:
+    from .run import run_replay
+
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    plan_path = folder / SWEEP_FILE
+    base_json = {k: v for k, v in asdict(base).items() if k not in ("api_key", "out", "concurrency", "display")}
+    if plan_path.is_file():
+        old = json.loads(plan_path.read_text("utf-8"))
+        if old.get("base") != base_json:
+            raise ReplayError(f"{folder}: holds a sweep with other settings; use another --out or the same options to resume it")
+    plan = {"base": base_json, "concurrencies": list(concurrencies), "points": [{"concurrency": c, "dir": f"c{c:04d}", "status": "pending"} for c in concurrencies]}
+    for point in plan["points"]:
+        run_dir = folder / point["dir"]
+        if (run_dir / SUMMARY_FILE).is_file():
+            point["status"] = "done"
+            echo(f"C={point['concurrency']}: kept (already done)")
+            continue
+        if run_dir.exists():
+            shutil.rmtree(run_dir)  # an interrupted point is rerun from the start
+        _write_plan(folder, plan)
+        echo(f"C={point['concurrency']}: replaying …")
+        point["status"] = "running"
+        run_replay(replace(base, concurrency=point["concurrency"], out=str(run_dir), workers=min(base.workers, point["concurrency"])))
+        if after_point is not None:
+            after_point(run_dir)
+        point["status"] = "done"
+        _write_plan(folder, plan)
+    _write_plan(folder, plan)
+    return folder
