@@ -223,8 +223,8 @@ def build_trajectory(
     for row, fr in by_turn:
         allowed = NEXT_ROLES[prev.role if prev else None]
         if row.role not in allowed:
-            after = f"after a {prev.role} row" if prev else "as the first row"
-            chk.error(fr, row.turn, f"a {row.role} row cannot come {after} (allowed: {', '.join(allowed)})")
+            after = f"after {_a(prev.role)} row" if prev else "as the first row"
+            chk.error(fr, row.turn, f"{_a(row.role)} row cannot come {after} (allowed: {', '.join(allowed)})")
         elif row.role == "tool" and not (prev and prev.tool_calls):
             chk.error(fr, row.turn, "a tool row must follow an assistant row with tool_calls")
         elif row.role == "user" and prev is not None and prev.tool_calls:
@@ -233,6 +233,10 @@ def build_trajectory(
     if chk.failed:
         return None
     return Trajectory(id=conversation_id, rows=tuple(r for r, _ in by_turn), source=path)
+
+
+def _a(word: str) -> str:
+    return ("an " if word == "assistant" else "a ") + word  # the roles are user, assistant, tool
 
 
 def raising_sink(error: TraceFormatError) -> None:

@@ -12,7 +12,7 @@ from typing import Callable, Iterable, Iterator
 
 from ..model import Trajectory
 from ..validate import ErrorSink
-from . import mlperf_jsonl
+from . import atif, mini_swe_agent, mlperf_jsonl, openai_messages, snapshots, workflow
 
 Reader = Callable[[str, ErrorSink], Iterator[Trajectory]]
 Writer = Callable[[Iterable[Trajectory], str], int]
@@ -32,5 +32,31 @@ FORMATS: dict[str, Format] = {
         "official flat rows, one message per line (.jsonl or .jsonl.zst)",
         mlperf_jsonl.read,
         mlperf_jsonl.write,
+    ),
+    "snapshots": Format(
+        "snapshots",
+        "cumulative OpenAI-messages snapshots per conversation (the last one is kept)",
+        snapshots.read,
+    ),
+    "mini-swe-agent": Format(
+        "mini-swe-agent",
+        "mini-swe-agent trajectory JSON (trajectory_format mini-swe-agent-1.x), e.g. DeepSWE",
+        mini_swe_agent.read,
+    ),
+    "atif": Format(
+        "atif",
+        "Harbor's Agent Trajectory Interchange Format (schema_version ATIF-v1.x)",
+        atif.read,
+    ),
+    "workflow": Format(
+        "workflow",
+        "customer-support workflow records (data_cards/workflow-format.md), read and write",
+        workflow.read,
+        workflow.write,
+    ),
+    "openai-messages": Format(
+        "openai-messages",
+        "generic JSONL, one {messages, tools} conversation per line",
+        openai_messages.read,
     ),
 }

@@ -1,0 +1,287 @@
+"""`openai-messages`: generic JSONL, one conversation per line, and the shared message converter.
+
+A line is `{"messages": [...], "tools": [...]}` with OpenAI chat messages; the id is the line's
+`conversation_id` (else `id`, else `<file stem>-L<line>`). A `.json` file may instead hold one such
+object or an array of them.
+
+`convert_messages` is the one mapping from OpenAI messages to official flat rows (SPEC §2) that the
+message-based formats (snapshots, workflow, mini-swe-agent) share:
+
+- a leading `system` (or `developer`) message becomes the trajectory's system prompt; a later one
+  cannot be replayed (SPEC §3 has one system prompt) and is an error;
+- consecutive `user` messages merge into one row joined by a blank line (the reference
+  converter's rule, so prompts stay byte-identical to its output); their delays add up;
+- consecutive `tool` messages merge into one tool row with one `tool_results` entry each; their
+  delay is the largest one, since parallel calls run at the same time;
+- a tool message without `tool_call_id` answers the preceding assistant's call at the same
+  position; a tool call without `id` gets `call_<turn>_<k>` (k from 0), so ids are deterministic;
+- list-of-parts content is joined with newlines (as vLLM does); non-text parts are an error;
+- kept per message: content, name, reasoning_content (or `reasoning`), tool_calls,
+  delay_seconds, intent_codes. Transport noise (`extra`, `function_call`, `refusal`, …) is
+  dropped, so shards do not carry it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+import orjson
+
+from ..errors import TraceFormatError
+from ..io import MAX_LINE_BYTES, iter_lines, read_bytes
+from ..model import Trajectory
+from ..validate import ErrorSink, FlatRow, build_trajectory
+
+#: Message keys copied onto flat rows; everything else in a message is dropped.
+_KEPT = ("name", "delay_seconds", "intent_codes")
+_SYSTEM_ROLES = ("system", "developer")
+
+Record = tuple[int | None, str, dict[str, Any]]
+
+
+def _join(base: str, key: str) -> str:
+    return f"{base}.{key}" if base else key
+
+
+def is_json_document(path: str) -> bool:
+    """`.json` (optionally `.zst`) files hold one document; everything else is JSON Lines."""
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes and suffixes[-1] == ".zst":
+        suffixes = suffixes[:-1]
+    return bool(suffixes) and suffixes[-1] == ".json"
+
+
+def iter_records(path: str, sink: ErrorSink) -> Iterator[Record]:
+    """(line or None, JSON path prefix, object) of every record of a `.json` or JSONL file."""
+    if is_json_document(path):
+        raw = read_bytes(path)
+        try:
+            doc = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            sink(TraceFormatError(path, None, f"not valid JSON ({exc}); a .json file must hold one JSON document"))
+            return
+        if isinstance(doc, dict):
+            yield None, "", doc
+        elif isinstance(doc, list):
+            for i, item in enumerate(doc):
+                if isinstance(item, dict):
+                    yield None, f"[{i}]", item
+                else:
+                    sink(TraceFormatError(path, None, f"each array item must be a JSON object, got {type(item).__name__}", where=f"[{i}]"))
+        else:
+            sink(TraceFormatError(path, None, f"the document must be a JSON object or an array of objects, got {type(doc).__name__}"))
+        return
+    for lineno, raw in iter_lines(path):
+        if len(raw) > MAX_LINE_BYTES:
+            sink(TraceFormatError(path, lineno, f"line is {len(raw):,} bytes, over the {MAX_LINE_BYTES:,}-byte limit; check for a missing newline"))
+            continue
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            sink(TraceFormatError(path, lineno, f"not valid JSON ({exc}); each line must be one JSON object"))
+            continue
+        if not isinstance(obj, dict):
+            sink(TraceFormatError(path, lineno, f"each line must be a JSON object, got {type(obj).__name__}"))
+            continue
+        yield lineno, "", obj
+
+
+def file_stem(path: str) -> str:
+    """`a/b/django__django-1.traj.json.zst` → `django__django-1`."""
+    name = Path(path).name
+    for suffix in (".zst", ".jsonl", ".json", ".traj"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def text_content(value: Any) -> str | None:
+    """Message content as text: a string, None, or a list of text parts joined by newlines.
+
+    Raises ValueError naming the problem for anything else (images, audio, numbers)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        texts = []
+        for k, part in enumerate(value):
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict) and part.get("type", "text") == "text" and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            else:
+                kind = part.get("type") if isinstance(part, dict) else type(part).__name__
+                raise ValueError(f"content part {k} is {kind!r}; only text parts can be replayed")
+        return "\n".join(texts)
+    raise ValueError(f"content must be a string or a list of text parts, not {type(value).__name__}")
+
+
+def _valid_delay(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
+
+def _tool_calls(raw: list[Any], turn: int) -> list[Any]:
+    """Tool calls with deterministic ids filled in; malformed entries are left to validation."""
+    calls: list[Any] = []
+    for k, call in enumerate(raw):
+        if isinstance(call, dict):
+            rest = {key: v for key, v in call.items() if key not in ("id", "type")}
+            call = {"id": call.get("id") or f"call_{turn}_{k}", "type": call.get("type", "function"), **rest}
+        calls.append(call)
+    return calls
+
+
+def convert_messages(
+    messages: Any,
+    *,
+    path: str,
+    line: int | None,
+    base: str,
+    conversation: str,
+    sink: ErrorSink,
+    system: str | None = None,
+    tools: Any = None,
+    wheres: list[str] | None = None,
+) -> list[FlatRow] | None:
+    """OpenAI messages → flat rows of one conversation; None (after reporting) if unusable.
+
+    `wheres` names each message's place in the source when the messages were derived from
+    another structure (ATIF steps); by default it is `messages[i]` under `base`."""
+    where_msgs = _join(base, "messages")
+
+    def place(i: int) -> str:
+        return wheres[i] if wheres is not None else f"{where_msgs}[{i}]"
+
+    def fail(i: int | None, rule: str) -> None:
+        where = (where_msgs if wheres is None else base or None) if i is None else place(i)
+        sink(TraceFormatError(path, line, rule, conversation=conversation, where=where))
+
+    if not isinstance(messages, list) or not messages:
+        fail(None, "messages must be a non-empty list of OpenAI chat messages")
+        return None
+    rows: list[FlatRow] = []
+    started = False
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, dict):
+            fail(i, f"each message must be an object, got {type(msg).__name__}")
+            return None
+        role = msg.get("role")
+        try:
+            content = text_content(msg.get("content"))
+        except ValueError as exc:
+            fail(i, str(exc))
+            return None
+        if role in _SYSTEM_ROLES:
+            if started or system is not None:
+                fail(i, "only one system message is supported, and it must come first (SPEC §3: one system prompt per trajectory)")
+                return None
+            system = content or ""
+            continue
+        if role not in ("user", "assistant", "tool"):
+            fail(i, f"role must be system, user, assistant or tool; got {role!r}")
+            return None
+        started = True
+        prev = rows[-1].data if rows else None
+        where = place(i)
+        if role == "user" and prev is not None and prev["role"] == "user":
+            # the reference converter's collapse rule, kept exactly so prompts match its output
+            prev["content"] = f"{prev.get('content') or ''}\n\n{content or ''}".strip()
+            delay = msg.get("delay_seconds")
+            if delay is None:
+                pass
+            elif not _valid_delay(delay):
+                prev["delay_seconds"] = delay  # let validation report it with the turn
+            elif _valid_delay(prev.get("delay_seconds", 0)):
+                prev["delay_seconds"] = prev.get("delay_seconds", 0) + delay
+            continue
+        if role == "tool":
+            if prev is not None and prev["role"] == "tool":
+                row = prev
+            else:
+                row = {"role": "tool", "tool_results": []}
+                rows.append(FlatRow(row, line, where))
+            k = len(row["tool_results"])
+            call_id = msg.get("tool_call_id")
+            if not call_id:
+                owner = rows[-2].data if len(rows) >= 2 else None
+                calls = owner.get("tool_calls") if owner and owner["role"] == "assistant" else None
+                if not calls or k >= len(calls) or not isinstance(calls[k], dict):
+                    fail(i, f"tool message has no tool_call_id and the assistant message before it has no call number {k}; add tool_call_id")
+                    return None
+                call_id = calls[k]["id"]
+            result: dict[str, Any] = {"tool_call_id": call_id, "content": content if content is not None else ""}
+            if isinstance(msg.get("name"), str):
+                result["name"] = msg["name"]
+            row["tool_results"].append(result)
+            delay = msg.get("delay_seconds")
+            if _valid_delay(delay):
+                if _valid_delay(row.get("delay_seconds", 0)):
+                    row["delay_seconds"] = max(row.get("delay_seconds", 0), delay)
+            elif delay is not None:
+                row["delay_seconds"] = delay  # let validation report it with the turn
+            continue
+        turn = len(rows) + 1
+        data: dict[str, Any] = {"role": role}
+        if content is not None:
+            data["content"] = content
+        for key in _KEPT:
+            if msg.get(key) is not None:
+                data[key] = msg[key]
+        if role == "assistant":
+            reasoning = msg.get("reasoning_content")
+            if reasoning is None and isinstance(msg.get("reasoning"), str):
+                reasoning = msg["reasoning"]
+            if reasoning is not None:
+                data["reasoning_content"] = reasoning
+            if msg.get("tool_calls"):
+                raw_calls = msg["tool_calls"]
+                data["tool_calls"] = _tool_calls(raw_calls, turn) if isinstance(raw_calls, list) else raw_calls
+            if data.get("content") == "" and data.get("tool_calls"):
+                del data["content"]  # SPEC §3: a tool-calling message without text omits content
+        rows.append(FlatRow(data, line, where))
+    if not rows:
+        fail(None, "messages hold only a system message; a trajectory needs at least one user message")
+        return None
+    for turn, fr in enumerate(rows, start=1):
+        fr.data["turn"] = turn
+    first = rows[0].data
+    if system is not None:
+        first["system"] = system
+    if tools is not None:
+        first["tools"] = tools
+    return rows
+
+
+def record_id(obj: dict[str, Any], path: str, line: int | None, base: str) -> Any:
+    """The conversation id of a record: `conversation_id`, else `id`, else derived from its place."""
+    for key in ("conversation_id", "id"):
+        if obj.get(key) is not None:
+            return obj[key]
+    stem = re.sub(r"[^\x20-\x7e]", "_", file_stem(path)) or "conversation"
+    if line is not None:
+        return f"{stem}-L{line}"
+    return f"{stem}-{base.strip('[]')}" if base else stem
+
+
+def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
+    """Yield one trajectory per record, in file order; report each violation to `sink`."""
+    any_record = False
+    for line, base, obj in iter_records(path, sink):
+        any_record = True
+        cid = record_id(obj, path, line, base)
+        if not isinstance(cid, str):
+            sink(TraceFormatError(path, line, f"conversation_id must be a string, got {cid!r}", where=_join(base, "conversation_id")))
+            continue
+        if "messages" not in obj:
+            sink(TraceFormatError(path, line, "missing `messages`: each record is {\"messages\": [...], \"tools\": [...]}", conversation=cid, where=base or None))
+            continue
+        rows = convert_messages(obj["messages"], path=path, line=line, base=base, conversation=cid, sink=sink, tools=obj.get("tools"))
+        if rows is None:
+            continue
+        traj = build_trajectory(path, cid, rows, sink)
+        if traj is not None:
+            yield traj
+    if not any_record:
+        sink(TraceFormatError(path, None, "the file holds no conversations; expected one JSON object per line"))
