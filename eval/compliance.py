@@ -1,0 +1,169 @@
+"""The compliance check of a submission (SPEC §11): is every run directory an official point?
+
+Each run folder is checked for: salt mode mlperf, delays on, stop-issuing off, a trajectory count
+that is a positive multiple of the dataset size (and every one of them started), the profile's
+request parameters unchanged, inline and OSL gates passing, and the dataset's manifest hash
+equal to the official one. The submission as a whole needs SWE-bench: 4 runs (one per mandatory
+concurrency region) of 200 instances each whose mean meets the profile's threshold. Every check
+gives a reason a submitter can act on; nothing here sends a request.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Sequence
+
+import traces
+
+from .errors import EvalError
+from .inline import score
+from .osl import osl_of
+from .rules import default_rules
+from .rundir import Run, open_run
+from .swebench.errors import SwebenchError
+from .swebench.summary import REGION_RUNS, swebench_mean
+
+#: Body fields that are not sampling parameters of the profile (set per turn or by the client).
+_NOT_SAMPLING = frozenset({"model", "messages", "tools", "stream", "stream_options"})
+
+
+@dataclass(frozen=True)
+class Check:
+    point: str
+    check: str
+    passed: bool
+    reason: str
+
+
+def official_hash(profile: str) -> str | None:
+    raw = json.loads(resources.files("eval").joinpath("data/official.json").read_text("utf-8"))
+    return raw["content_hashes"].get(profile)
+
+
+def check_submission(
+    run_dirs: Sequence[str | Path],
+    *,
+    swebench: Sequence[str | Path] = (),
+    expected_hash: str | None = None,
+    profile: str | None = None,
+) -> list[Check]:
+    """Every check of every run folder, then the submission-wide SWE-bench check."""
+    if not run_dirs:
+        raise EvalError("no run folder given; pass the run directories of every Pareto point")
+    checks: list[Check] = []
+    profiles_seen: set[str] = set()
+    for d in run_dirs:
+        run = open_run(d)
+        name = profile or run.profile_name or ""
+        profiles_seen.add(name)
+        checks.extend(_check_run(run, name, expected_hash))
+    name = profile or (profiles_seen.pop() if len(profiles_seen) == 1 else "")
+    if not name:
+        checks.append(Check("submission", "profile", False, "the runs use different profiles; a submission is one model (pass --profile)"))
+    checks.append(_check_swebench(swebench, name))
+    return checks
+
+
+def _check_run(run: Run, name: str, expected_hash: str | None) -> list[Check]:
+    point = str(run.path)  # as the user gave it: two sweeps may both have a folder "c4"
+    cfg = run.config
+    out: list[Check] = []
+
+    def add(check: str, passed: bool, reason: str) -> None:
+        out.append(Check(point, check, passed, reason))
+
+    if name not in traces.profiles():
+        add("profile", False, f"unknown profile {name!r}; choose one of {', '.join(traces.profiles())}")
+        return out
+    prof = traces.get_profile(name)
+    if run.profile_name != name:
+        add("profile", False, f"run.json profile is {run.profile_name!r}, the submission's is {name!r}")
+    salt = cfg.get("salt", run.shards.options.get("salt"))
+    add("salt", salt == "mlperf", f"salt mode {salt!r}" + ("" if salt == "mlperf" else "; official runs need mlperf (rebuild shards with --salt mlperf)"))
+    delays = cfg.get("inject_delays")
+    add("delays", delays is True, "recorded delays injected" if delays is True else f"inject_delays is {delays!r}; official runs inject delays (drop --no-delays)")
+    stop = cfg.get("stop_issuing_on_first_user_complete", cfg.get("stop_at_window_end"))
+    add("stop-issuing", stop is False, "started trajectories run to the end" if stop is False else
+        f"stop_issuing_on_first_user_complete is {stop!r}; official runs need false")
+    out.append(_check_trajectories(run, point))
+    out.append(_check_sampling(cfg, prof, point))
+    scores = score(run, default_rules())
+    thr = scores["threshold"]
+    if thr is None:
+        add("inline", False, f"profile {name} has no official inline threshold")
+    else:
+        add("inline", bool(scores["passed"]), f"score {_pct(scores['score'])} vs >= {_pct(thr)} over {scores['turns']['scored']} turns "
+            f"({scores['turns']['missing']} missing)")
+    osl = osl_of(run, name)
+    add("osl", osl["passed"] is True, osl["reason"])
+    out.append(_check_hash(run, name, expected_hash, point))
+    return out
+
+
+def _check_trajectories(run: Run, point: str) -> Check:
+    size = int(run.shards.manifest["counts"]["trajectories"])
+    n = run.config.get("num_trajectories")
+    n = size if n is None else int(n)
+    if n <= 0 or n % size:
+        return Check(point, "trajectories", False, f"{n} trajectories is not a positive multiple of the dataset size {size}")
+    started = len({r.instance_id for r in run.records()})
+    if started < n:
+        return Check(point, "trajectories", False, f"{started} of {n} trajectory instances were started; the run did not finish")
+    return Check(point, "trajectories", True, f"{n} = {n // size} x {size}")
+
+
+def _check_sampling(cfg: dict[str, Any], prof: traces.Profile, point: str) -> Check:
+    sent = cfg.get("request_params")
+    if not isinstance(sent, dict):
+        return Check(point, "sampling", False, "run.json has no request_params; rerun with a current trajbench")
+    want = prof.request_params()
+    got = {k: v for k, v in sent.items() if k not in _NOT_SAMPLING}
+    diffs = [f"{k}={got.get(k)!r} (profile: {want[k]!r})" for k in sorted(want) if got.get(k) != want[k]]
+    diffs += [f"{k}={got[k]!r} is not in the profile" for k in sorted(got) if k not in want]
+    if diffs:
+        return Check(point, "sampling", False, "; ".join(diffs))
+    return Check(point, "sampling", True, f"equal to profile {prof.name}")
+
+
+def _check_hash(run: Run, name: str, expected_hash: str | None, point: str) -> Check:
+    actual = run.shards.content_hash
+    claimed = run.config.get("content_hash") or (run.config.get("dataset") or {}).get("content_hash")
+    if claimed is not None and claimed != actual:
+        return Check(point, "dataset", False, f"run.json content_hash {claimed[:16]}… differs from the shards' {actual[:16]}…; the shards changed after the run")
+    want = expected_hash or official_hash(name)
+    if want is None:
+        return Check(point, "dataset", False, f"no official hash known for {name}; pass --expected-hash")
+    if actual != want:
+        return Check(point, "dataset", False, f"content hash {actual[:16]}… is not the expected {want[:16]}…")
+    return Check(point, "dataset", True, f"content hash {actual[:16]}… as expected")
+
+
+def _check_swebench(dirs: Sequence[str | Path], name: str) -> Check:
+    """SPEC §9.3 via eval.swebench's own mean: any note (run count, instances, incomplete
+    instances, runtime) makes the runs non-official, so it fails the check."""
+    if not dirs:
+        return Check("submission", "swebench", False, f"no SWE-bench results; pass --swebench DIR for each of the {REGION_RUNS} region runs")
+    try:
+        mean = swebench_mean([str(d) for d in dirs])
+    except SwebenchError as exc:
+        return Check("submission", "swebench", False, str(exc))
+    problems = list(mean.notes)
+    if mean.profile != name:
+        problems.insert(0, f"SWE-bench runs are for profile {mean.profile}, the submission is {name or '?'}")
+    if mean.threshold is not None and not mean.passed:
+        problems.append(f"mean {_pct(mean.mean)} < {_pct(mean.threshold)}")
+    if problems:
+        return Check("submission", "swebench", False, "; ".join(problems))
+    return Check("submission", "swebench", True, f"mean {_pct(mean.mean)} >= {_pct(mean.threshold)} over {len(mean.runs)} runs")
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.2f}%"
+
+
+def report(checks: list[Check]) -> dict[str, Any]:
+    """The machine-readable form (`eval check --json`)."""
+    return {"passed": all(c.passed for c in checks), "failed": sum(not c.passed for c in checks), "checks": [asdict(c) for c in checks]}

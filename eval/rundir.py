@@ -1,0 +1,146 @@
+"""A replay run folder as the eval package reads it: run.json, records and the ground truth.
+
+Ground truth is taken from the shards the run replayed (no extra inference): for every client
+turn, the recorded assistant row after it, reduced by the scoring rules to what a score needs
+(bash actions or intent codes) plus the expected output tokens. Every repeat of a trajectory
+shares the same ground truth, so one instance per source id is read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import traces
+from replay.errors import ReplayError
+from replay.records import Record, read_records, read_run_config
+
+from .errors import EvalError
+from .rules import Rules, default_rules, message_actions
+
+
+@dataclass(frozen=True)
+class Truth:
+    """What one client turn is scored against."""
+
+    trajectory_id: str
+    turn: int
+    assistant_turn: int | None
+    domain: str
+    actions: tuple[str, ...]
+    intents: tuple[str, ...]
+    expected_osl_tokens: int | None
+
+    @property
+    def exclude_reason(self) -> str | None:
+        if self.assistant_turn is None:
+            return "no recorded answer (the trajectory ends on this client turn)"
+        if self.domain == "workflow" and not self.intents:
+            return "no ground truth (the recorded answer has no intent_codes)"
+        if self.domain == "coding" and not self.actions:
+            return "no ground truth (the recorded answer has no recognised bash action)"
+        return None
+
+
+@dataclass(frozen=True)
+class GroundTruth:
+    truths: dict[tuple[str, int], Truth]
+    turns: dict[str, tuple[int, ...]]  # client turn numbers of each source id, in order
+
+    def get(self, trajectory_id: str, turn: int, where: str) -> Truth:
+        try:
+            return self.truths[(trajectory_id, turn)]
+        except KeyError:
+            raise EvalError(
+                f"{where}: trajectory {trajectory_id} turn {turn} is not in the shards; "
+                "pass the shards the run replayed (--shards)"
+            ) from None
+
+
+@dataclass(frozen=True)
+class Run:
+    path: Path
+    config: dict[str, Any]
+    shards: traces.Shards
+
+    @property
+    def profile_name(self) -> str | None:
+        return self.config.get("profile")
+
+    def truth(self, rules: Rules | None = None) -> GroundTruth:
+        """The ground truth of the run's shards (computed once for the default rules)."""
+        if rules is None or rules is default_rules():
+            return self._default_truth
+        return ground_truth(self.shards, rules)
+
+    @cached_property
+    def _default_truth(self) -> GroundTruth:
+        return ground_truth(self.shards)
+
+    def records(self) -> list[Record]:
+        """The run's records, one per (instance, turn); a repeated key keeps the successful one."""
+        return list(self._records)
+
+    @cached_property
+    def _records(self) -> tuple[Record, ...]:
+        try:
+            out: dict[tuple[str, int], Record] = {}
+            for r in read_records(self.path):
+                key = (r.instance_id, r.turn)
+                if key not in out or (r.ok and not out[key].ok):
+                    out[key] = r
+        except ReplayError as exc:
+            raise EvalError(str(exc)) from None
+        return tuple(out.values())
+
+
+def open_run(run_dir: str | Path, shards: str | Path | None = None) -> Run:
+    """Open a run folder; `shards` overrides the folder named in run.json."""
+    path = Path(run_dir)
+    try:
+        config = read_run_config(path)
+    except ReplayError as exc:
+        raise EvalError(str(exc)) from None
+    return Run(path, config, traces.Shards(_shards_path(path, config, shards)))
+
+
+def _shards_path(run_dir: Path, config: dict[str, Any], override: str | Path | None) -> Path:
+    if override is not None:
+        return Path(override)
+    named = config.get("shards")
+    if not named:
+        raise EvalError(f"{run_dir}/run.json names no shards folder; pass --shards PATH")
+    p = Path(named)
+    # run.json may hold a path relative to where replay ran, or to the run folder
+    for cand in (p, run_dir / p):
+        if (cand / "manifest.json").is_file():
+            return cand
+    raise EvalError(f"{run_dir}/run.json names shards {named!r}, which is not a shard folder here; pass --shards PATH")
+
+
+def ground_truth(shards: traces.Shards, rules: Rules | None = None) -> GroundTruth:
+    r = rules or default_rules()
+    seen: set[str] = set()
+    truths: dict[tuple[str, int], Truth] = {}
+    turns: dict[str, tuple[int, ...]] = {}
+    for k, (_, tid, _, _, _) in enumerate(shards.index):
+        if tid in seen:
+            continue
+        seen.add(tid)
+        inst = shards.instance(k)
+        domain = r.domain(tid)
+        for row in inst.turns:
+            exp = row.expected
+            truths[(tid, row.turn)] = Truth(
+                trajectory_id=tid,
+                turn=row.turn,
+                assistant_turn=None if exp is None else int(exp["turn"]),
+                domain=domain,
+                actions=tuple(message_actions(exp.get("tool_calls"), r)) if exp and domain == "coding" else (),
+                intents=tuple(sorted({c.upper() for c in row.intent_codes or ()})) if domain == "workflow" else (),
+                expected_osl_tokens=row.expected_osl_tokens,
+            )
+        turns[tid] = tuple(row.turn for row in inst.turns)
+    return GroundTruth(truths, turns)

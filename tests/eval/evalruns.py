@@ -1,0 +1,116 @@
+"""Run folders for the eval tests (helpers; the fixtures are in conftest.py), written the way replay writes them (run.json + RecordWriter).
+
+`write_run` answers every turn of the shards with `answer(row)`: `oracle` copies the recorded
+answer (a perfect model), so a correct scorer gives 1.0. Shards are built with a tiny word
+counter (the build's TokenCounter protocol) so that `expected_osl_tokens` is filled without a
+model tokenizer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import traces
+from replay.records import RUN_FILE, Record, RecordWriter
+
+
+class _Count:
+    def __init__(self) -> None:
+        self.n = 0
+
+    def add(self, messages: list[dict[str, Any]]) -> int:
+        k = sum(len(json.dumps(m).split()) for m in messages)
+        self.n += k
+        return k
+
+    def isl(self) -> int:
+        return self.n
+
+
+class WordCounter:
+    """A deterministic stand-in tokenizer: one token per whitespace-separated word."""
+
+    name = "words"
+    fingerprint = "words-1"
+
+    def start(self, tools: list[dict[str, Any]] | None) -> _Count:
+        return _Count()
+
+    def answer_tokens(self, message: dict[str, Any]) -> int:
+        text = " ".join(str(message.get(k) or "") for k in ("reasoning_content", "content"))
+        text += " " + json.dumps(message.get("tool_calls") or [])
+        return len(text.split())
+
+
+Answer = Callable[[traces.TurnRow], dict[str, Any]]
+
+
+def oracle(row: traces.TurnRow) -> dict[str, Any]:
+    exp = row.expected or {}
+    return {"content": exp.get("content") or "", "reasoning": exp.get("reasoning_content") or "", "tool_calls": exp.get("tool_calls") or []}
+
+
+def perfect(row: traces.TurnRow) -> dict[str, Any]:
+    """The oracle, plus an explicit `intent:` line on workflow turns (some recorded workflow
+    answers are bare tool calls that state no intent, so a copy of them scores 0 there)."""
+    out = oracle(row)
+    if row.domain == "workflow" and row.intent_codes:
+        out["content"] = f"intent: {row.intent_codes[0]}\n" + out["content"]
+    return out
+
+
+def record(row: traces.TurnRow, answer: dict[str, Any], *, repeat: int | None = None, in_window: bool = True,
+           error_kind: str | None = None, tokens: int | None = None, client_tokens: int | None = None) -> Record:
+    rep = row.repeat if repeat is None else repeat
+    return Record(
+        instance_id=traces.logical_id(row.trajectory_id, rep), trajectory_id=row.trajectory_id, repeat=rep,
+        turn=row.turn, client_turn_index=row.client_turn_index, slot=0, worker=0, prompt_sha256=row.prompt_sha256,
+        salt_repeat=row.salt_repeat, salt_conversation=row.salt_conversation, t_send_ns=1, t_first_ns=2, t_last_ns=3,
+        chunk_ns=(2, 3), delay_s=0.0, in_window=in_window,
+        content="" if error_kind else answer["content"], reasoning="" if error_kind else answer["reasoning"],
+        tool_calls=() if error_kind else tuple(answer["tool_calls"]),
+        finish_reason=None if error_kind else "stop", prompt_tokens=10, completion_tokens=None if error_kind else tokens,
+        cached_tokens=0, client_prompt_tokens=None, client_output_tokens=None if error_kind else client_tokens,
+        http_status=None if error_kind else 200, error_kind=error_kind, error_message="boom" if error_kind else None,
+    )
+
+
+def run_config(shards: traces.Shards, profile: str = "kimi-k3", repeats: int = 1, **over: Any) -> dict[str, Any]:
+    """run.json as replay writes it (replay.run.run_config_dict), then `over` applied on top."""
+    from replay.config import RunConfig
+    from replay.run import run_config_dict
+
+    num = over.pop("num_trajectories", len({tid for _, tid, _, _, _ in shards.index}) * repeats)
+    cfg = run_config_dict(RunConfig(shards=str(shards.path), profile=profile, concurrency=4), shards,
+                          traces.get_profile(profile), "http://127.0.0.1:1", "simulated", num)
+    if "content_hash" in over:
+        cfg["dataset"]["content_hash"] = over.pop("content_hash")
+    if "stop_issuing_on_first_user_complete" in over:
+        cfg["stop_at_window_end"] = over["stop_issuing_on_first_user_complete"]
+    cfg.update(over)
+    return cfg
+
+
+def write_run(run_dir: Path, shards_dir: Path, answer: Answer = oracle, *, repeats: int = 1,
+              records: Iterable[Record] | None = None, tokens: Callable[[traces.TurnRow], int | None] | None = None,
+              window: Callable[[traces.TurnRow, int], bool] | None = None, **config: Any) -> Path:
+    """A finished run over `repeats` passes of the shards (repeats beyond the stored ones reuse
+    repeat 1's rows, as replay does)."""
+    shards = traces.Shards(shards_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    cfg = run_config(shards, repeats=repeats, **config)
+    (run_dir / RUN_FILE).write_text(json.dumps(cfg), encoding="utf-8")
+    with RecordWriter(run_dir) as w:
+        if records is not None:
+            for r in records:
+                w.write(r)
+        else:
+            for rep in range(1, repeats + 1):
+                for inst in shards:
+                    for row in inst.turns:
+                        tok = tokens(row) if tokens else row.expected_osl_tokens
+                        in_win = window(row, rep) if window else True
+                        w.write(record(row, answer(row), repeat=rep, in_window=in_win, tokens=tok))
+    return run_dir

@@ -1,0 +1,151 @@
+"""The compliance check of a submission (SPEC §11)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import traces
+from eval import EvalError
+from eval.compliance import check_submission, official_hash, report
+from evalruns import perfect, write_run
+
+
+def swebench_dirs(root: Path, scores: list[float], *, instances: int = 200, profile: str = "kimi-k3") -> list[Path]:
+    out = []
+    for k, s in enumerate(scores):
+        d = root / f"swe-{k}"
+        d.mkdir(parents=True)
+        (d / "swebench_summary.json").write_text(json.dumps({
+            "kind": "swebench", "profile": profile, "instances": instances, "resolved": round(s * instances),
+            "incomplete": 0, "score": s, "concurrency": 2 ** k, "runtime": "docker",
+        }))
+        out.append(d)
+    return out
+
+
+def by_check(checks, point: str) -> dict:
+    return {c.check: c for c in checks if Path(c.point).name == point}
+
+
+def test_a_compliant_submission_passes_every_check(tmp_path: Path, sample_shards: Path) -> None:
+    run = write_run(tmp_path / "c4", sample_shards, answer=perfect, tokens=lambda row: 430)
+    swe = swebench_dirs(tmp_path, [0.94, 0.935, 0.94, 0.95])
+    checks = check_submission([run], swebench=swe, expected_hash=traces.Shards(sample_shards).content_hash)
+    failed = [c for c in checks if not c.passed]
+    assert failed == []
+    assert {c.check for c in checks} == {"salt", "delays", "stop-issuing", "trajectories", "sampling", "inline", "osl", "dataset", "swebench"}
+    assert report(checks)["passed"] is True
+
+
+def test_a_model_with_other_answers_and_wrong_settings_fails_with_reasons(tmp_path: Path, sample_shards: Path) -> None:
+    def other(row: traces.TurnRow) -> dict:
+        call = {"id": "x", "type": "function", "function": {"name": "bash", "arguments": json.dumps({"command": "ls"})}}
+        return {"content": "intent: I999", "reasoning": "", "tool_calls": [call]}
+
+    params = {**traces.get_profile("kimi-k3").request_params(), "temperature": 0.6, "seed": 1, "model": "x", "stream": True}
+    run = write_run(tmp_path / "bad", sample_shards, answer=other, tokens=lambda row: 200, salt="strong",
+                    inject_delays=False, stop_issuing_on_first_user_complete=True, num_trajectories=6,
+                    request_params=params)
+    checks = check_submission([run], swebench=swebench_dirs(tmp_path, [0.9] * 4))
+    c = by_check(checks, "bad")
+    assert not any(x.passed for x in c.values())
+    assert "salt mode 'strong'" in c["salt"].reason
+    assert "inject_delays is False" in c["delays"].reason
+    assert "stop_issuing_on_first_user_complete is True" in c["stop-issuing"].reason
+    assert c["trajectories"].reason == "6 trajectories is not a positive multiple of the dataset size 4"
+    assert c["sampling"].reason == "temperature=0.6 (profile: 1.0); seed=1 is not in the profile"
+    assert c["inline"].reason.startswith("score ") and "vs >= 58.32%" in c["inline"].reason
+    assert "below the band 390-475" in c["osl"].reason
+    assert c["dataset"].reason == "no official hash known for kimi-k3; pass --expected-hash"
+    swe = by_check(checks, "submission")["swebench"]
+    assert not swe.passed and swe.reason == "mean 90.00% < 93.50%"
+    assert report(checks)["failed"] == len([x for x in checks if not x.passed])
+
+
+def test_unfinished_run_and_changed_shards_fail(tmp_path: Path, sample_shards: Path) -> None:
+    run = write_run(tmp_path / "r", sample_shards, answer=perfect, tokens=lambda row: 430, num_trajectories=8,
+                    content_hash="0" * 64)
+    c = by_check(check_submission([run], expected_hash="f" * 64), "r")
+    assert c["trajectories"].reason == "4 of 8 trajectory instances were started; the run did not finish"
+    assert "run.json content_hash 0000000000000000… differs from the shards'" in c["dataset"].reason
+    run2 = write_run(tmp_path / "r2", sample_shards, answer=perfect, tokens=lambda row: 430)
+    c2 = by_check(check_submission([run2], expected_hash="f" * 64), "r2")
+    assert c2["dataset"].reason.endswith("is not the expected ffffffffffffffff…")
+
+
+@pytest.mark.parametrize(
+    ("scores", "instances", "profile", "reason"),
+    [
+        ([0.95] * 3, 200, "kimi-k3", "3 run(s); the official figure is the mean of 4 (one per concurrency region)"),
+        ([0.95] * 4, 199, "kimi-k3", "swe-0: 199 instances; official runs use 200"),
+        ([0.95] * 4, 200, "qwen3.6-35b-a3b", "SWE-bench runs are for profile qwen3.6-35b-a3b, the submission is kimi-k3"),
+    ],
+)
+def test_swebench_needs_four_runs_of_200_for_the_same_model(tmp_path: Path, sample_shards: Path, scores, instances, profile, reason) -> None:
+    run = write_run(tmp_path / "r", sample_shards, answer=perfect, tokens=lambda row: 430)
+    swe = swebench_dirs(tmp_path / "swe", scores, instances=instances, profile=profile)
+    check = by_check(check_submission([run], swebench=swe), "submission")["swebench"]
+    assert not check.passed and reason in check.reason
+
+
+def test_no_swebench_and_mixed_profiles(tmp_path: Path, sample_shards: Path) -> None:
+    a = write_run(tmp_path / "a", sample_shards, answer=perfect, tokens=lambda row: 430)
+    b = write_run(tmp_path / "b", sample_shards, answer=perfect, tokens=lambda row: 400, profile="qwen3.6-35b-a3b")
+    sub = by_check(check_submission([a, b]), "submission")
+    assert sub["swebench"].reason.startswith("no SWE-bench results; pass --swebench DIR")
+    assert "different profiles" in sub["profile"].reason
+
+
+def test_errors_and_official_hash_table(tmp_path: Path) -> None:
+    with pytest.raises(EvalError, match="no run folder given"):
+        check_submission([])
+    assert official_hash("kimi-k3") is None
+    assert official_hash("no-such-profile") is None
+
+
+def _cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    from cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+        raise SystemExit(0)
+    out = capsys.readouterr()
+    return int(exc.value.code or 0), out.out, out.err
+
+
+def test_cli_check_prints_a_table_and_exits_nonzero_on_failure(tmp_path: Path, sample_shards: Path, capsys, monkeypatch) -> None:
+    run = write_run(tmp_path / "c4", sample_shards, answer=perfect, tokens=lambda row: 430)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _cli(["eval", "check", "c4"], capsys)
+    assert code == 1
+    assert "c4" in out and "sampling" in out and "no official hash known" in out
+    assert err.startswith("Error: 2 of 9 compliance checks failed")  # dataset hash and SWE-bench
+    swe = [str(d) for d in swebench_dirs(tmp_path, [0.95] * 4)]
+    args = ["eval", "check", str(run), "--expected-hash", traces.Shards(sample_shards).content_hash, "--json"]
+    for d in swe:
+        args += ["--swebench", d]
+    code, out, _ = _cli(args, capsys)
+    assert code == 0 and json.loads(out)["passed"] is True
+
+
+def test_cli_inline_osl_and_profiles(tmp_path: Path, sample_shards: Path, capsys) -> None:
+    run = write_run(tmp_path / "r", sample_shards, answer=perfect, tokens=lambda row: 300)
+    code, out, _ = _cli(["eval", "inline", str(run)], capsys)
+    assert code == 0 and "inline score 1.0000" in out and "PASS" in out
+    code, out, _ = _cli(["eval", "osl", str(run)], capsys)
+    assert code == 1 and "90.00 tokens below the band 390-475" in out
+    code, out, _ = _cli(["profiles", "--json"], capsys)
+    assert code == 0 and json.loads(out)["qwen3.6-35b-a3b"]["sampling"]["top_k"] == 20
+    code, out, _ = _cli(["profiles"], capsys)
+    assert code == 0 and "kimi-k3" in out and "390-475" in out
+
+
+def test_unreadable_swebench_folder_fails_the_check_with_the_reason(tmp_path: Path, sample_shards: Path) -> None:
+    run = write_run(tmp_path / "r", sample_shards, answer=perfect, tokens=lambda row: 430)
+    empty = tmp_path / "swe-empty"
+    empty.mkdir()
+    check = by_check(check_submission([run], swebench=[empty]), "submission")["swebench"]
+    assert not check.passed and "swebench_summary.json: not found" in check.reason

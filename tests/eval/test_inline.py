@@ -1,0 +1,174 @@
+"""Inline accuracy of whole run folders (records + shards → scores.json)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import traces
+from eval import EvalError
+from eval.inline import SCORES_FILE, score_run
+from evalruns import oracle, perfect, record, write_run
+
+
+def _other_commands(row: traces.TurnRow) -> dict:
+    """A model that always answers with other commands than the recording."""
+    call = {"id": "x", "type": "function", "function": {"name": "bash", "arguments": json.dumps({"command": "ls -la && wc -l README"})}}
+    return {"content": "", "reasoning": "", "tool_calls": [call]}
+
+
+def test_perfect_model_scores_one_on_every_scorable_turn(tmp_path: Path, coding20_shards: Path) -> None:
+    run = write_run(tmp_path / "run", coding20_shards)
+    res = score_run(run)
+    assert res["score"] == 1.0
+    assert res["window"]["score"] == 1.0
+    assert all(t["score"] == 1.0 for t in res["per_turn"])
+    t = res["turns"]
+    assert t["issued"] == 1007
+    assert t["expected"] == t["observed"] == t["scored"] == 1007 - len(res["excluded_turns"])
+    assert t["missing"] == 0
+    assert res["domains"] == {"coding": {"score": 1.0, "scored": t["scored"]}}
+    assert res["passed"] is True and res["threshold"] == 0.5832
+    assert res["mismatches"] == {}
+    # the file on disk is what was returned
+    assert json.loads((run / SCORES_FILE).read_text()) == res
+
+
+def test_excluded_turns_are_listed_once_with_the_reason(tmp_path: Path, coding20_shards: Path) -> None:
+    res = score_run(write_run(tmp_path / "run", coding20_shards, repeats=2))
+    ex = res["excluded_turns"]
+    assert ex and all(e["issued"] == 2 for e in ex)
+    assert {e["exclude_reason"] for e in ex} == {"no ground truth (the recorded answer has no recognised bash action)"}
+    assert {"conversation_id", "turn", "assistant_turn", "domain"} <= set(ex[0])
+
+
+def test_other_commands_score_below_threshold_with_readable_mismatches(tmp_path: Path, coding20_shards: Path) -> None:
+    res = score_run(write_run(tmp_path / "run", coding20_shards, answer=_other_commands))
+    assert res["score"] < res["threshold"]
+    assert res["passed"] is False
+    top = res["mismatches"]["coding"][0]
+    assert top["produced"] == "ls wc" and top["count"] > 1
+    commonest = Counter(" ".join(sorted(p["gt_actions"])) for p in res["per_turn"]).most_common(1)[0]
+    assert (top["expected"], top["count"]) == commonest
+
+
+def test_workflow_and_coding_domains_on_the_sample(tmp_path: Path, sample_shards: Path) -> None:
+    res = score_run(write_run(tmp_path / "run", sample_shards, answer=perfect))
+    assert res["score"] == 1.0
+    assert set(res["domains"]) == {"coding", "workflow"}
+    wf = [t for t in res["per_turn"] if t["domain"] == "workflow"]
+    assert wf and all(t["model_intent"] in t["gt_intents"] for t in wf)
+
+
+def test_a_copy_of_a_recorded_answer_that_states_no_intent_scores_zero(tmp_path: Path, sample_shards: Path) -> None:
+    res = score_run(write_run(tmp_path / "run", sample_shards, answer=oracle))
+    wf = [t for t in res["per_turn"] if t["domain"] == "workflow"]
+    silent = [t for t in wf if t["model_intent"] is None]
+    assert silent and all(t["score"] == 0.0 for t in silent)  # the sample's bare tool-call answers
+    assert res["domains"]["workflow"]["score"] == round((len(wf) - len(silent)) / len(wf), 4)
+    assert res["domains"]["coding"]["score"] == 1.0
+
+
+def test_wrong_intent_scores_zero_and_is_reported(tmp_path: Path, sample_shards: Path) -> None:
+    def answer(row: traces.TurnRow) -> dict:
+        a = oracle(row)
+        if row.domain == "workflow":
+            a = {**a, "content": "intent: I999", "reasoning": ""}
+        return a
+
+    res = score_run(write_run(tmp_path / "run", sample_shards, answer=answer))
+    assert res["domains"]["workflow"]["score"] == 0.0
+    assert res["domains"]["coding"]["score"] == 1.0
+    assert {m["produced"] for m in res["mismatches"]["workflow"]} == {"I999"}
+
+
+def test_failed_turn_scores_zero_and_aborts_the_rest_of_its_instance(tmp_path: Path, coding20_shards: Path) -> None:
+    shards = traces.Shards(coding20_shards)
+    inst = shards.instance(0)
+    fail_at = 2  # client turn index: turns 0 and 1 ok, 2 fails, the rest never sent
+    recs = [record(r, oracle(r), tokens=5) for r in inst.turns[:fail_at]]
+    recs.append(record(inst.turns[fail_at], oracle(inst.turns[fail_at]), error_kind="timeout"))
+    res = score_run(write_run(tmp_path / "run", coding20_shards, records=recs))
+    n = len(inst.turns)
+    t = res["turns"]
+    assert t["issued"] == fail_at + 1
+    assert t["aborted_unsent"] == n - fail_at - 1
+    assert t["scored"] == n - len(res["excluded_turns"])
+    assert t["observed"] == fail_at
+    assert t["missing_by_status"]["timeout"] == 1
+    assert res["score"] == round(fail_at / t["scored"], 4)
+    statuses = {p["turn"]: p["status"] for p in res["per_turn"]}
+    assert statuses[inst.turns[fail_at].turn] == "timeout"
+    assert statuses[inst.turns[-1].turn] in ("aborted",)
+    assert res["mismatches"]["coding"][0]["produced"].startswith("(no output: ")
+
+
+def test_cancelled_and_stopped_instances_do_not_add_unsent_turns(tmp_path: Path, coding20_shards: Path) -> None:
+    shards = traces.Shards(coding20_shards)
+    a, b = shards.instance(0), shards.instance(1)
+    recs = [record(a.turns[0], oracle(a.turns[0])), record(a.turns[1], oracle(a.turns[1]), error_kind="cancelled"),
+            record(b.turns[0], oracle(b.turns[0]))]
+    res = score_run(write_run(tmp_path / "run", coding20_shards, records=recs))
+    t = res["turns"]
+    assert t["aborted_unsent"] == 0
+    assert t["not_issued"] == len(a.turns) - 2 + len(b.turns) - 1
+    assert t["scored"] == 3 and t["missing"] == 1
+    assert res["score"] == round(2 / 3, 4)
+
+
+def test_repeats_count_and_window_score_sits_beside_the_whole_run(tmp_path: Path, sample_shards: Path) -> None:
+    # repeat 2 (not stored in the shards) is out of the window and answered with nothing
+    shards = traces.Shards(sample_shards)
+    recs = []
+    for inst in shards:
+        for row in inst.turns:
+            recs.append(record(row, perfect(row), repeat=1, in_window=True))
+            recs.append(record(row, {"content": "", "reasoning": "", "tool_calls": []}, repeat=2, in_window=False))
+    res = score_run(write_run(tmp_path / "run", sample_shards, records=recs))
+    assert res["window"]["score"] == 1.0
+    assert res["score"] == 0.5
+    assert res["turns"]["scored"] == 2 * res["window"]["scored"]
+    assert {p["repeat"] for p in res["per_turn"]} == {1, 2}
+
+
+def test_scores_are_deterministic(tmp_path: Path, sample_shards: Path) -> None:
+    run = write_run(tmp_path / "run", sample_shards)
+    score_run(run)
+    first = (run / SCORES_FILE).read_bytes()
+    score_run(run)
+    assert (run / SCORES_FILE).read_bytes() == first
+
+
+def test_records_of_another_dataset_are_an_error(tmp_path: Path, sample_shards: Path, coding20_shards: Path) -> None:
+    run = write_run(tmp_path / "run", coding20_shards)
+    with pytest.raises(EvalError, match=r"records.jsonl: trajectory \S+ \(instance \S+\) is not in the shards .*--shards"):
+        score_run(run, shards=sample_shards)
+
+
+def test_missing_run_files_are_errors(tmp_path: Path) -> None:
+    with pytest.raises(EvalError, match="no run.json"):
+        score_run(tmp_path)
+    (tmp_path / "run.json").write_text(json.dumps({"shards": "nowhere"}))
+    with pytest.raises(EvalError, match="names shards 'nowhere'.*pass --shards"):
+        score_run(tmp_path)
+
+
+def test_rescoring_keeps_entries_others_merged_into_scores_json(tmp_path: Path, sample_shards: Path) -> None:
+    run = write_run(tmp_path / "run", sample_shards, answer=perfect)
+    (run / SCORES_FILE).write_text(json.dumps({"swebench": {"score": 0.9}, "score": 0.1}))
+    res = score_run(run)
+    on_disk = json.loads((run / SCORES_FILE).read_text())
+    assert on_disk["swebench"] == {"score": 0.9} and on_disk["score"] == 1.0 == res["score"]
+
+
+def test_aborted_records_written_by_replay_count_once(tmp_path: Path, coding20_shards: Path) -> None:
+    inst = traces.Shards(coding20_shards).instance(0)
+    recs = [record(inst.turns[0], oracle(inst.turns[0]), error_kind="http")]
+    recs += [record(r, oracle(r), error_kind="aborted") for r in inst.turns[1:]]
+    res = score_run(write_run(tmp_path / "run", coding20_shards, records=recs))
+    t = res["turns"]
+    assert (t["issued"], t["aborted_unsent"], t["observed"]) == (1, len(inst.turns) - 1, 0)
+    assert t["scored"] == len(inst.turns) - len(res["excluded_turns"]) and res["score"] == 0.0
