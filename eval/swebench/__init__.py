@@ -1,0 +1,29 @@
+"""SWE-bench Verified standalone accuracy (SPEC §9.3) with the field's own tools: mini-swe-agent
+runs the agent, the swebench harness grades. Both come from the optional extra
+`trajbench[swebench]` and are imported only when a run starts, so this package (and `eval`)
+imports without them.
+"""
+
+from __future__ import annotations
+
+from .dataset import load_instances
+from .errors import SwebenchError
+from .progress import Reporter, RichReporter
+from .run import RUNTIMES, SwebenchOptions, run_swebench
+from .summary import SUMMARY_FILE, MeanResult, read_summary, swebench_mean
+from .templates import TEMPLATES
+
+__all__ = sorted([
+    "MeanResult",
+    "RUNTIMES",
+    "Reporter",
+    "RichReporter",
+    "SUMMARY_FILE",
+    "SwebenchError",
+    "SwebenchOptions",
+    "TEMPLATES",
+    "load_instances",
+    "read_summary",
+    "run_swebench",
+    "swebench_mean",
+])

@@ -1,0 +1,143 @@
+"""What a SWE-bench run folder says: per-instance statuses, `swebench_summary.json`, the
+`swebench` entry of `scores.json`, and the mean over the region runs (SPEC §9.3).
+
+Light on purpose (no mini-swe-agent, no swebench): the compliance check and `swebench-mean`
+read run folders without the extra installed.
+
+`swebench_summary.json` keys (the compliance check reads them): kind, profile, instances,
+resolved, incomplete, score (= resolved / instances), concurrency, runtime, instance_ids,
+results {id: resolved|unresolved|incomplete}; plus provenance (model, endpoint, template,
+isolated, versions).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import traces
+
+from .errors import SwebenchError
+
+SUMMARY_FILE = "swebench_summary.json"
+SCORES_FILE = "scores.json"
+GRADE_FILE = "grade.json"
+PATCH_FILE = "patch.diff"
+TRAJECTORY_FILE = "trajectory.json"
+AGENT_LOG = "agent.log"
+STATUSES = ("resolved", "unresolved", "incomplete")
+REGION_RUNS = 4  # SPEC §9.3: one run in each of the 4 mandatory concurrency regions
+OFFICIAL_INSTANCES = 200
+
+
+def write_json(path: Path, value: Any) -> None:
+    """Write atomically, so an interrupt leaves the old file or the new one, never half of one."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def instance_status(out: Path, instance_id: str) -> str:
+    """resolved / unresolved from the instance's grade.json; incomplete when it has none."""
+    grade = out / instance_id / GRADE_FILE
+    if not grade.is_file():
+        return "incomplete"
+    status = json.loads(grade.read_text("utf-8")).get("status")
+    return status if status in ("resolved", "unresolved") else "incomplete"
+
+
+def build_summary(out: Path, instance_ids: list[str], *, profile: str, runtime: str, concurrency: int | None, extra: dict[str, Any]) -> dict[str, Any]:
+    results = {iid: instance_status(out, iid) for iid in instance_ids}
+    n = len(instance_ids)
+    resolved = sum(1 for s in results.values() if s == "resolved")
+    return {
+        **extra,
+        "kind": "swebench",
+        "profile": profile,
+        "instances": n,
+        "resolved": resolved,
+        "unresolved": sum(1 for s in results.values() if s == "unresolved"),
+        "incomplete": sum(1 for s in results.values() if s == "incomplete"),
+        "score": round(resolved / n, 4) if n else 0.0,
+        "concurrency": concurrency,
+        "runtime": runtime,
+        "instance_ids": list(instance_ids),
+        "results": results,
+    }
+
+
+def write_results(out: Path, summary: dict[str, Any]) -> None:
+    """Write the summary and merge its line into scores.json (other keys are kept)."""
+    write_json(out / SUMMARY_FILE, summary)
+    scores_path = out / SCORES_FILE
+    scores: dict[str, Any] = {}
+    if scores_path.is_file():
+        try:
+            scores = json.loads(scores_path.read_text("utf-8"))
+        except json.JSONDecodeError as exc:
+            raise SwebenchError(f"{scores_path}:{exc.lineno}: not valid JSON ({exc.msg}); fix or remove it, the SWE-bench line is merged into it") from None
+    scores["swebench"] = {k: summary[k] for k in ("score", "resolved", "instances", "incomplete", "profile", "runtime", "concurrency")}
+    write_json(scores_path, scores)
+
+
+def read_summary(run_dir: str | Path) -> dict[str, Any]:
+    p = Path(run_dir) / SUMMARY_FILE
+    try:
+        data = json.loads(p.read_text("utf-8"))
+    except OSError:
+        raise SwebenchError(f"{p}: not found; pass folders written by `trajbench eval swebench`") from None
+    except json.JSONDecodeError as exc:
+        raise SwebenchError(f"{p}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    if data.get("kind") != "swebench":
+        raise SwebenchError(f"{p}: not a SWE-bench summary (kind {data.get('kind')!r})")
+    return data
+
+
+@dataclass(frozen=True)
+class MeanResult:
+    profile: str
+    runs: tuple[tuple[str, float, int, int, int], ...]  # (run dir, score, resolved, instances, incomplete)
+    mean: float
+    threshold: float | None
+    notes: tuple[str, ...]
+
+    @property
+    def passed(self) -> bool:
+        """The mean reaches the threshold (the notes say whether the runs are official ones)."""
+        return self.threshold is not None and self.mean >= self.threshold
+
+
+def swebench_mean(run_dirs: list[str]) -> MeanResult:
+    """The mean score of the region runs against the profile's SWE-bench threshold."""
+    if not run_dirs:
+        raise SwebenchError("no run folders given; pass the folder of each region's `trajbench eval swebench` run")
+    summaries = [(d, read_summary(d)) for d in run_dirs]
+    profiles = sorted({str(s.get("profile")) for _, s in summaries})
+    if len(profiles) != 1:
+        raise SwebenchError(f"the runs use different profiles ({', '.join(profiles)}); the mean is per model profile")
+    profile = profiles[0]
+    notes: list[str] = []
+    if len(summaries) != REGION_RUNS:
+        notes.append(f"{len(summaries)} run(s); the official figure is the mean of {REGION_RUNS} (one per concurrency region)")
+    for d, s in summaries:
+        if s.get("instances") != OFFICIAL_INSTANCES:
+            notes.append(f"{d}: {s.get('instances')} instances; official runs use {OFFICIAL_INSTANCES}")
+        if s.get("incomplete"):
+            notes.append(f"{d}: {s['incomplete']} incomplete instance(s) (counted as not resolved); rerun it with --resume")
+        if s.get("runtime") != "docker":
+            notes.append(f"{d}: runtime {s.get('runtime')!r}; official runs use docker")
+    runs = tuple((str(d), float(s["score"]), int(s["resolved"]), int(s["instances"]), int(s.get("incomplete") or 0)) for d, s in summaries)
+    mean = round(sum(r[1] for r in runs) / len(runs), 4)
+    threshold = traces.get_profile(profile).thresholds.swebench if profile in traces.profiles() else None
+    if threshold is None:
+        notes.append(f"profile {profile} has no official SWE-bench threshold")
+    return MeanResult(profile, runs, mean, threshold, tuple(notes))
