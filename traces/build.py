@@ -127,13 +127,14 @@ def instance_rows(
     iid = logical_id(traj.id, repeat)
     out: list[dict[str, Any]] = []
     prev_tools_json: str | None = None
+    tools_cache: dict[int, str] = {}  # one serialisation per tools list, not per turn
     count = None
     start = 0
     for k, idx in enumerate(client):
         delta = [row_to_flat(None, r, with_context=False) for r in traj.rows[start : idx + 1]]
         start = idx + 1
         tools = tools_per_row[idx]
-        tools_json = canonical_json(list(tools)) if tools is not None else None
+        tools_json = _tools_json(tools, tools_cache)
         if counter is not None and count is None:
             count = counter.start(list(tools) if tools else None)
             if builder.messages:
@@ -172,6 +173,15 @@ def instance_rows(
         prev_tools_json = tools_json
         out.append(row)
     return out
+
+
+def _tools_json(tools: tuple[dict[str, Any], ...] | None, cache: dict[int, str]) -> str | None:
+    if tools is None:
+        return None
+    key = id(tools)
+    if key not in cache:
+        cache[key] = canonical_json(list(tools))
+    return cache[key]
 
 
 def _sha256_file(path: Path) -> str:

@@ -1,0 +1,168 @@
+"""The simulator's settings: one frozen `SimConfig` and the one option table both front ends use.
+
+`trajbench serve-sim` (click, in cli.py) and `python -m replay.sim` (argparse, what the embedded
+launcher runs) are generated from `OPTIONS`, so the two can never drift apart. Defaults describe a
+mid-size GPU server (one H100-class replica serving a ~30B MoE model); every number is a knob.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Callable
+
+from ..errors import ReplayError
+
+ANSWER_MODES = ("synthetic", "oracle")
+ROUTERS = ("affinity", "round-robin", "least-loaded")
+FAULT_KINDS = ("500", "429", "reset", "midstream", "error-object", "malformed", "stall")
+
+#: The fingerprint every response carries, so no result can be mistaken for a real server's.
+FINGERPRINT = "trajbench-sim"
+
+
+class SimConfigError(ReplayError):
+    """A simulator option is out of range or inconsistent."""
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    model: str = "trajbench-sim"
+    seed: int = 0
+    answers: str = "synthetic"
+    shards: str | None = None
+    oracle_repeats: int = 4
+    osl_mean: float = 400.0
+    osl_cv: float = 0.5
+    reasoning_fraction: float = 0.3
+    replicas: int = 1
+    router: str = "affinity"
+    session_header: str = "X-Session-ID"
+    step_base_ms: float = 8.0
+    prefill_ms_per_token: float = 0.04
+    batch_ms_per_seq: float = 0.1
+    token_budget: int = 8192
+    max_num_seqs: int = 256
+    block_size: int = 16
+    cache_tokens: int | None = 500_000
+    fail_rate: float = 0.0
+    fail_kinds: tuple[str, ...] = FAULT_KINDS
+    stall_seconds: float = 600.0
+    tokenizer: str | None = None
+
+    def __post_init__(self) -> None:
+        checks = [
+            (self.answers in ANSWER_MODES, f"--answers must be one of {', '.join(ANSWER_MODES)}"),
+            (self.answers != "oracle" or bool(self.shards), "--answers oracle needs --shards DIR (a folder from `trajbench traces build`)"),
+            (self.router in ROUTERS, f"--router must be one of {', '.join(ROUTERS)}"),
+            (self.replicas >= 1, "--replicas must be >= 1"),
+            (self.token_budget >= 1, "--token-budget must be >= 1"),
+            (self.max_num_seqs >= 1, "--max-num-seqs must be >= 1"),
+            (self.block_size >= 1, "--block-size must be >= 1"),
+            (self.cache_tokens is None or self.cache_tokens >= 0, "--cache-tokens must be >= 0 or 'unlimited'"),
+            (0.0 <= self.fail_rate <= 1.0, "--fail-rate must be within [0, 1]"),
+            (bool(self.fail_kinds) and set(self.fail_kinds) <= set(FAULT_KINDS), f"--fail-kinds must be a comma list of {','.join(FAULT_KINDS)}"),
+            (min(self.step_base_ms, self.prefill_ms_per_token, self.batch_ms_per_seq) >= 0, "step-time coefficients must be >= 0"),
+            (self.osl_mean >= 1 and self.osl_cv >= 0, "--osl-mean must be >= 1 and --osl-cv >= 0"),
+            (0.0 <= self.reasoning_fraction < 1.0, "--reasoning-fraction must be within [0, 1)"),
+            (self.oracle_repeats >= 1, "--oracle-repeats must be >= 1"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise SimConfigError(f"simulator option: {message}")
+
+    @property
+    def zero_latency(self) -> bool:
+        return self.step_base_ms == self.prefill_ms_per_token == self.batch_ms_per_seq == 0
+
+
+UNLIMITED = "unlimited"
+
+
+def parse_cache_tokens(text: str) -> int | str:
+    """An int, or the word `unlimited` (kept as text so "not given" stays distinguishable)."""
+    if text.strip().lower() in (UNLIMITED, "inf", "none"):
+        return UNLIMITED
+    return int(text)
+
+
+def parse_kinds(text: str) -> tuple[str, ...]:
+    return tuple(k.strip() for k in text.split(",") if k.strip())
+
+
+@dataclass(frozen=True)
+class Option:
+    """One command-line option: `--name` maps to the SimConfig field `name` with dashes."""
+
+    name: str
+    help: str
+    parse: Callable[[str], Any] | None = None  # text → value, when not the field's plain type
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("model", "Served model name listed by /v1/models (requests may name any model)."),
+    Option("seed", "Seed of synthetic answers and of fault selection."),
+    Option("answers", "synthetic: seeded lengths; oracle: the recorded answer of the turn (needs --shards).", choices=ANSWER_MODES),
+    Option("shards", "Shard folder the oracle answers from (`trajbench traces build`).", metavar="DIR"),
+    Option("oracle-repeats", "Repeats the oracle recognises (replay re-salts later repeats)."),
+    Option("osl-mean", "Mean synthetic answer length in tokens (lognormal)."),
+    Option("osl-cv", "Coefficient of variation of synthetic lengths (0 = fixed length)."),
+    Option("reasoning-fraction", "Share of a synthetic tool-calling answer spent on reasoning deltas."),
+    Option("replicas", "Simulated engine replicas behind the router."),
+    Option("router", "How requests are placed on replicas.", choices=ROUTERS),
+    Option("session-header", "Header the affinity router hashes (SPEC §6)."),
+    Option("step-base-ms", "Step time a: fixed cost of one engine step, ms."),
+    Option("prefill-ms-per-token", "Step time b: ms per prefilled (uncached) prompt token."),
+    Option("batch-ms-per-seq", "Step time c: ms per sequence in the step's batch."),
+    Option("token-budget", "Tokens per step shared by chunked prefill and one decode token per running request."),
+    Option("max-num-seqs", "Requests a replica runs at once; the rest wait."),
+    Option("block-size", "Prefix-cache block size in tokens."),
+    Option("cache-tokens", "Prefix-cache capacity per replica in tokens, or 'unlimited'.", parse=parse_cache_tokens, metavar="N|unlimited"),
+    Option("fail-rate", "Fraction of requests given a fault, chosen by a seeded hash of the prompt."),
+    Option("fail-kinds", "Comma list of faults to draw from: " + ",".join(FAULT_KINDS) + ".", parse=parse_kinds, metavar="KINDS"),
+    Option("stall-seconds", "How long a 'stall' fault holds the stream open without sending."),
+    Option("tokenizer", "Count tokens with a tokenizer from the registry (NAME or NAME:PATH); default: ~4 chars per token.", metavar="SPEC"),
+)
+
+_FIELDS = {f.name: f for f in fields(SimConfig)}
+DEFAULTS = SimConfig()
+
+
+def field_name(option: Option) -> str:
+    return option.name.replace("-", "_")
+
+
+def option_type(option: Option) -> Callable[[str], Any]:
+    """The text → value parser of an option (its own, else the default value's type)."""
+    if option.parse is not None:
+        return option.parse
+    default = getattr(DEFAULTS, field_name(option))
+    return type(default) if default is not None else str
+
+
+def config_from_options(values: dict[str, Any]) -> SimConfig:
+    """Build a SimConfig from parsed option values; None means "use the default"."""
+    kwargs = {k: v for k, v in values.items() if k in _FIELDS and v is not None}
+    if "fail_kinds" in kwargs and isinstance(kwargs["fail_kinds"], str):
+        kwargs["fail_kinds"] = parse_kinds(kwargs["fail_kinds"])
+    if kwargs.get("cache_tokens") == UNLIMITED:
+        kwargs["cache_tokens"] = None
+    return SimConfig(**kwargs)
+
+
+def config_to_args(config: SimConfig) -> list[str]:
+    """The command-line arguments that rebuild `config` (used to launch a child simulator)."""
+    args: list[str] = []
+    for option in OPTIONS:
+        value = getattr(config, field_name(option))
+        if value == getattr(DEFAULTS, field_name(option)):
+            continue
+        if option.name == "cache-tokens" and value is None:
+            text = UNLIMITED
+        elif option.name == "fail-kinds":
+            text = ",".join(value)
+        else:
+            text = str(value)
+        args += [f"--{option.name}", text]
+    return args

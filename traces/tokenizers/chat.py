@@ -1,0 +1,162 @@
+"""A tokenizer plus a chat-template renderer = the build's `TokenCounter` (traces.build).
+
+A renderer turns one prompt's messages into the text a server would tokenize, one append at a
+time (`RenderSession`); `ChatTokenizer` counts that text with a `Tally`, so the ISL of turn t
+costs the tokens of turn t's new messages, not of the whole prompt (linear, not quadratic, in
+trajectory length). Renderers that cannot extend (a template that re-renders history) return a
+reset edit with the whole text, which stays exact and only costs time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+from ..canonical import canonical_json
+from ..errors import TraceError
+from .counting import Tally, TextCounter
+
+#: Bumped whenever a built-in renderer's output changes; part of every fingerprint.
+RENDERER_VERSION = "1"
+
+
+class TokenizerError(TraceError):
+    """A tokenizer that cannot be loaded or a message it cannot render."""
+
+
+@dataclass(frozen=True)
+class Edit:
+    """What one append did to the rendered (closed) prompt text."""
+
+    text: str
+    reset: bool = False  # True: `text` is the whole new text, not an addition
+
+
+class RenderSession(Protocol):
+    """The rendered text of one growing prompt (no generation prompt, pending closers apart)."""
+
+    def append(self, messages: list[dict[str, Any]]) -> Edit: ...
+
+    def suffix(self) -> str:
+        """Text that closes the prompt as it stands (e.g. the end of a tool-response block)."""
+
+    def generation(self) -> str:
+        """The generation prompt a server adds after the prompt (`add_generation_prompt`)."""
+
+
+class Renderer(Protocol):
+    template_text: str
+
+    def session(self, tools: list[dict[str, Any]] | None) -> RenderSession: ...
+
+    def answer_text(self, message: dict[str, Any]) -> str:
+        """The text of one assistant message as it sits in a prompt (with its framing)."""
+
+
+def wire_tools(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """Tools as replay sends them: shards store them as canonical JSON (sorted keys)."""
+    return json.loads(canonical_json(list(tools))) if tools else None
+
+
+def server_message(msg: dict[str, Any]) -> dict[str, Any]:
+    """A message as an OpenAI-compatible server hands it to the template (vLLM's rules).
+
+    Missing content becomes "" and tool-call arguments given as a JSON string become a dict,
+    which is what templates that iterate `arguments|items` (Qwen3.5/3.6) require.
+    """
+    out = dict(msg)
+    if out.get("content") is None:
+        out["content"] = ""
+    calls = out.get("tool_calls")
+    if calls:
+        fixed = []
+        for call in calls:
+            call = dict(call)
+            fn = dict(call.get("function") or {})
+            args = fn.get("arguments")
+            if isinstance(args, str):
+                try:
+                    fn["arguments"] = json.loads(args) if args.strip() else {}
+                except json.JSONDecodeError:
+                    raise TokenizerError(
+                        f"tool call {call.get('id')!r}: arguments are not valid JSON ({args[:60]!r}); "
+                        "a server would reject this message"
+                    ) from None
+            elif args is None:
+                fn["arguments"] = {}
+            call["function"] = fn
+            fixed.append(call)
+        out["tool_calls"] = fixed
+    return out
+
+
+class ChatPrompt:
+    """`PromptCount` of one prompt: running token count of its rendered text."""
+
+    def __init__(self, counter: TextCounter, session: RenderSession) -> None:
+        self._counter = counter
+        self._session = session
+        self._tally = Tally(counter)
+
+    def _closed(self) -> int:
+        return self._tally.with_suffix(self._session.suffix())
+
+    def add(self, messages: list[dict[str, Any]]) -> int:
+        before = self._closed()
+        edit = self._session.append(messages)
+        if edit.reset:
+            self._tally = Tally(self._counter)
+        self._tally.append(edit.text)
+        return self._closed() - before
+
+    def isl(self) -> int:
+        return self._tally.with_suffix(self._session.suffix() + self._session.generation())
+
+
+class ChatTokenizer:
+    """A vocabulary and a chat template: token counts of prompts and answers, and `encode`."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        encode: Callable[[str], list[int]],
+        specials: list[str],
+        renderer: Renderer,
+        vocab_bytes: bytes,
+        safe_cuts: bool = True,
+    ) -> None:
+        self.name = name
+        self.renderer = renderer
+        self._encode = encode
+        self.counter = TextCounter(encode, specials, safe_cuts=safe_cuts)
+        h = hashlib.sha256()
+        for part in (vocab_bytes, renderer.template_text.encode("utf-8"), RENDERER_VERSION.encode()):
+            h.update(hashlib.sha256(part).digest())
+        self.fingerprint = h.hexdigest()
+        self._empty_answer: int | None = None
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of plain text (special-token strings in it become special tokens)."""
+        return self._encode(text)
+
+    def count_text(self, text: str) -> int:
+        return self.counter.count(text)
+
+    def start(self, tools: list[dict[str, Any]] | None) -> ChatPrompt:
+        return ChatPrompt(self.counter, self.renderer.session(wire_tools(tools)))
+
+    def count_messages(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
+        """ISL of a whole request: messages + tools, with the generation prompt."""
+        prompt = self.start(tools)
+        prompt.add(list(messages))
+        return prompt.isl()
+
+    def answer_tokens(self, message: dict[str, Any]) -> int:
+        """Tokens the model generated for a recorded answer: its rendered text minus the text of an
+        empty answer (SPEC §8.4), so framing tokens never count and "" counts 0."""
+        if self._empty_answer is None:
+            self._empty_answer = self.counter.count(self.renderer.answer_text({"role": "assistant", "content": ""}))
+        return max(0, self.counter.count(self.renderer.answer_text(message)) - self._empty_answer)

