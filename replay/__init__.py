@@ -2,6 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from .config import RunConfig
 from .errors import ReplayError
 
-__all__ = sorted(["ReplayError"])
+#: Loaded on first use: the run machinery pulls in pyarrow, httpx and rich, which the simulator
+#: child process and the worker processes should not pay for at start-up.
+_LAZY = {"run_replay": ".run", "write_results": ".summary"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = sorted(["ReplayError", "RunConfig", "run_replay", "write_results"])

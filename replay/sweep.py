@@ -42,7 +42,7 @@ def _write_plan(folder: Path, plan: dict) -> None:
     os.replace(tmp, folder / SWEEP_FILE)
 
 
-def run_sweep(
+async def run_sweep(
     base: RunConfig,
     concurrencies: Sequence[int],
     out: str | os.PathLike[str],
@@ -72,7 +72,7 @@ def run_sweep(
         _write_plan(folder, plan)
         echo(f"C={point['concurrency']}: replaying …")
         point["status"] = "running"
-        run_replay(replace(base, concurrency=point["concurrency"], out=str(run_dir), workers=min(base.workers, point["concurrency"])))
+        await run_replay(replace(base, concurrency=point["concurrency"], out=str(run_dir), workers=min(base.workers, point["concurrency"])))
         if after_point is not None:
             after_point(run_dir)
         point["status"] = "done"

@@ -1,0 +1,91 @@
+"""How a run's slots are driven: the `Backend` interface and the in-process backend (one worker).
+
+A backend runs the slots against one parent-held `Coordinator` (FIFO, window, record stamping)
+and feeds every finished record to the run's sink. `LocalBackend` runs a single worker's
+`Scheduler` on the caller's event loop, with no process or pipe in between: the default for
+`--workers 1`, fast and easy to debug. `replay.workers.ProcessBackend` spreads the slots over
+processes behind the same interface.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable, Protocol
+
+import traces
+
+from .coordinator import Coordinator
+from .errors import ReplayError
+from .records import Record
+from .scheduler import Scheduler, WorkerPlan
+
+Sink = Callable[[Record], None]
+
+
+class Backend(Protocol):
+    async def run(self) -> None: ...
+
+    def stop(self, *, cancel: bool) -> None: ...
+
+    def status(self) -> tuple[int, int]:
+        """(requests in flight, slots waiting out a delay) over all workers."""
+
+
+def load_counter(spec: str | None, profile: str) -> Any:
+    """The client-side tokenizer, when one was asked for (traces.tokenizers may be absent)."""
+    if spec is None:
+        return None
+    try:
+        from traces.tokenizers import load_tokenizer
+    except ImportError:
+        raise ReplayError(f"--tokenizer {spec}: this trajbench has no traces.tokenizers module; drop --tokenizer") from None
+    return load_tokenizer(spec, template_kwargs=dict(traces.get_profile(profile).chat_template_kwargs))
+
+
+def open_client(plan: WorkerPlan) -> Any:
+    from .client import StreamClient
+
+    return StreamClient(plan.base_url, max_connections=len(plan.slots), api_key=plan.api_key)
+
+
+class LocalSource:
+    """The scheduler's view of an in-process coordinator."""
+
+    def __init__(self, coordinator: Coordinator, sink: Sink) -> None:
+        self.coordinator = coordinator
+        self.sink = sink
+        self.stop_event = asyncio.Event()
+
+    async def next_instance(self, slot: int, finished: bool) -> int | None:
+        ordinal = self.coordinator.next_instance(finished)
+        if self.coordinator.stopped:
+            self.stop_event.set()
+        return ordinal
+
+    def emit(self, record: Record) -> None:
+        self.sink(self.coordinator.stamp(record))
+
+
+class LocalBackend:
+    def __init__(self, plan: WorkerPlan, coordinator: Coordinator, sink: Sink, *, client_factory: Callable[[WorkerPlan], Any] = open_client, counter: Any = None) -> None:
+        self.plan = plan
+        self.counter = counter
+        self.source = LocalSource(coordinator, sink)
+        self.coordinator = coordinator
+        self._client_factory = client_factory
+        self._scheduler: Scheduler | None = None
+
+    async def run(self) -> None:
+        async with self._client_factory(self.plan) as client:
+            self._scheduler = Scheduler(self.plan, self.source, client, counter=self.counter)
+            await self._scheduler.run()
+
+    def stop(self, *, cancel: bool) -> None:
+        self.coordinator.stop()
+        self.source.stop_event.set()
+        if cancel and self._scheduler is not None:
+            self._scheduler.cancel()
+
+    def status(self) -> tuple[int, int]:
+        s = self._scheduler
+        return (s.active, s.waiting) if s is not None else (0, 0)

@@ -1,0 +1,69 @@
+"""The configuration of one replay run (`trajbench replay run`), checked before anything starts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import ReplayError
+
+#: SPEC §6: the session header every request carries unless the user names others (or none).
+DEFAULT_HEADERS = ("X-Session-ID",)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything `run_replay` needs. `endpoint=None` replays against the embedded simulator."""
+
+    shards: str
+    profile: str = "kimi-k3"
+    endpoint: str | None = None
+    model: str | None = None
+    concurrency: int = 1
+    num_trajectories: int | None = None  # None: one pass over the shards
+    inject_delays: bool = True
+    stop_at_window_end: bool = False  # the reference's stop_issuing_on_first_user_complete
+    turn_timeout: float = 600.0
+    drain_timeout: float = 10.0
+    headers: tuple[str, ...] = DEFAULT_HEADERS
+    workers: int = 1
+    out: str | None = None  # None: a fresh trajbench-runs/<timestamp>-c<C>
+    overwrite: bool = False
+    tokenizer: str | None = None  # client-side token counts when the server sends no usage
+    display: bool = True  # the live display (only ever drawn on a TTY)
+    sim_args: tuple[str, ...] = ()  # options of the embedded simulator (`python -m replay.sim` syntax)
+    # Overrides the profile's output cap (e.g. a tiny model in CI). NOT official: the profile's
+    # sampling parameters are fixed (SPEC §3), and run.json's request_params shows the override.
+    max_completion_tokens: int | None = None
+    # Never written to run.json or any log; repr=False keeps it out of tracebacks too.
+    api_key: str | None = field(default=None, repr=False)
+
+    def check(self) -> None:
+        if self.concurrency < 1:
+            raise ReplayError(f"--concurrency must be >= 1, got {self.concurrency}")
+        if self.num_trajectories is not None and self.num_trajectories < 1:
+            raise ReplayError(f"--trajectories must be >= 1, got {self.num_trajectories}")
+        if self.workers < 1:
+            raise ReplayError(f"--workers must be >= 1, got {self.workers}")
+        if self.workers > self.concurrency:
+            raise ReplayError(
+                f"--workers {self.workers} is more than --concurrency {self.concurrency}; "
+                "every worker needs at least one slot"
+            )
+        if self.max_completion_tokens is not None and self.max_completion_tokens < 1:
+            raise ReplayError(f"--max-completion-tokens must be >= 1, got {self.max_completion_tokens}")
+        if self.turn_timeout <= 0:
+            raise ReplayError(f"--turn-timeout must be > 0 seconds, got {self.turn_timeout}")
+        if self.drain_timeout < 0:
+            raise ReplayError(f"--drain-timeout must be >= 0 seconds, got {self.drain_timeout}")
+        for name in self.headers:
+            if not name or any(c in name for c in " :\r\n\t") or not name.isascii():
+                raise ReplayError(f"--header {name!r} is not a valid HTTP header name")
+        if self.endpoint is not None and not self.endpoint.startswith(("http://", "https://")):
+            raise ReplayError(f"--endpoint {self.endpoint!r} must start with http:// or https://")
+
+
+def slots_of_worker(concurrency: int, workers: int, worker: int) -> tuple[int, ...]:
+    """Slot ids of one worker: contiguous blocks, sizes differing by at most one."""
+    base, extra = divmod(concurrency, workers)
+    start = worker * base + min(worker, extra)
+    return tuple(range(start, start + base + (1 if worker < extra else 0)))

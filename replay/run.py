@@ -1,0 +1,229 @@
+"""`trajbench replay run`: one closed-loop replay, from shards to a finished run folder.
+
+`run_replay` prepares the run folder, writes `run.json`, starts the embedded simulator when no
+endpoint is given, runs the slots (in-process or in worker processes) with the live display,
+writes every record as its turn finishes, and ends with `result_summary.json` and `report.txt`.
+Ctrl-C (or SIGTERM) stops issuing and lets in-flight turns finish for `drain_timeout` seconds, then
+cancels them; a second Ctrl-C cancels at once. The results are written either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable
+from urllib.parse import urlsplit, urlunsplit
+
+import pyarrow.parquet as pq
+
+import traces
+from traces import Shards
+
+from .config import RunConfig, slots_of_worker
+from .coordinator import Coordinator
+from .display import LiveDisplay, RunState
+from .errors import ReplayError
+from .records import RECORDS_FILE, RUN_FILE, RecordWriter
+from .scheduler import WorkerPlan
+from .summary import write_results
+from .backend import Backend, LocalBackend, load_counter, open_client
+from .workers import ProcessBackend
+
+RUNS_ROOT = "trajbench-runs"
+
+
+async def run_replay(config: RunConfig, *, client_factory: Callable[[WorkerPlan], Any] | None = None) -> Path:
+    """Run one replay and return its run folder. `client_factory` (in-process runs only) replaces
+    the HTTP client, e.g. with one over a test transport."""
+    config.check()
+    shards = Shards(config.shards)
+    profile = traces.get_profile(config.profile)
+    num = config.num_trajectories if config.num_trajectories is not None else len(shards)
+    if client_factory is not None and config.workers > 1:
+        raise ReplayError("a custom client works only in-process; use --workers 1")
+    counter = load_counter(config.tokenizer, profile.name)  # a bad --tokenizer fails before anything starts
+    run_dir = prepare_run_dir(config)
+    coordinator = Coordinator(num, stop_at_window_end=config.stop_at_window_end)
+    state = RunState(total_turns=planned_turns(shards, num))
+    crashed = False
+    try:
+        async with _endpoint(config) as (base_url, target):
+            run_json = run_config_dict(config, shards, profile, base_url, target, num)
+            (run_dir / RUN_FILE).write_text(json.dumps(run_json, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            plans = [
+                WorkerPlan(
+                    worker=w, slots=slots_of_worker(config.concurrency, config.workers, w), shards=str(shards.path),
+                    profile=profile.name, base_url=base_url, model=config.model, inject_delays=config.inject_delays,
+                    turn_timeout=config.turn_timeout, headers=tuple(config.headers), tokenizer=config.tokenizer,
+                    api_key=config.api_key, max_completion_tokens=config.max_completion_tokens,
+                )
+                for w in range(config.workers)
+            ]
+            with RecordWriter(run_dir) as writer:
+
+                def sink(record: Any) -> None:
+                    writer.write(record)
+                    state.add(record)
+
+                backend: Backend
+                if config.workers == 1:
+                    backend = LocalBackend(plans[0], coordinator, sink, client_factory=client_factory or open_client, counter=counter)
+                else:
+                    backend = ProcessBackend(plans, coordinator, sink)
+                display = LiveDisplay(state, backend.status, concurrency=config.concurrency, window_closed=lambda: coordinator.window_close_ns is not None, enabled=config.display)
+                async with display:
+                    await _drive(backend, config.drain_timeout, state)
+    except BaseException:
+        crashed = True
+        raise
+    finally:
+        _finish(run_dir, coordinator, state, crashed)
+    return run_dir
+
+
+def _finish(run_dir: Path, coordinator: Coordinator, state: RunState, crashed: bool) -> None:
+    """The result files, also after a crash (what finished is worth reading); a failure to write
+    them never hides the crash that brought us here."""
+    if not (run_dir / RUN_FILE).is_file() or not (run_dir / RECORDS_FILE).is_file():
+        return  # nothing ran (e.g. the simulator did not start)
+    extra = {"interrupted": state.interrupted, "crashed": crashed}
+    try:
+        write_results(run_dir, window_close_ns=coordinator.window_close_ns, extra=extra)
+    except Exception:
+        if not crashed:
+            raise
+
+
+async def _drive(backend: Backend, drain_timeout: float, state: RunState) -> None:
+    """Run the backend; the first SIGINT/SIGTERM drains, a second (or the drain timeout) cancels."""
+    loop = asyncio.get_running_loop()
+    timer: asyncio.TimerHandle | None = None
+
+    def on_signal() -> None:
+        nonlocal timer
+        if state.interrupted:
+            backend.stop(cancel=True)
+            return
+        state.interrupted = True
+        backend.stop(cancel=False)
+        timer = loop.call_later(drain_timeout, lambda: backend.stop(cancel=True))
+
+    installed: list[signal.Signals] = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, on_signal)
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass  # not the main thread (e.g. embedded in another app): no signal handling
+    try:
+        await backend.run()
+    finally:
+        for installed_sig in installed:
+            loop.remove_signal_handler(installed_sig)
+        if timer is not None:
+            timer.cancel()
+
+
+@contextlib.asynccontextmanager
+async def _endpoint(config: RunConfig) -> AsyncIterator[tuple[str, str]]:
+    """(base URL, "real" | "simulated"): the given endpoint, or the embedded simulator for the run."""
+    if config.endpoint is not None:
+        yield config.endpoint, "real"
+        return
+    try:
+        from .sim.embedded import start_simulator
+    except ImportError:
+        raise ReplayError("no --endpoint given and this trajbench has no embedded simulator; pass --endpoint URL") from None
+    with start_simulator(list(config.sim_args)) as sim:
+        yield sim.base_url, "simulated"
+
+
+def prepare_run_dir(config: RunConfig) -> Path:
+    """The run folder: given, or a fresh `trajbench-runs/<UTC time>-c<C>`. An existing non-empty
+    folder is refused unless `overwrite`, and even then only if it is a run folder."""
+    if config.out is None:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        base = Path(RUNS_ROOT) / f"{stamp}-c{config.concurrency}"
+        path, k = base, 1
+        while path.exists():
+            k += 1
+            path = base.with_name(f"{base.name}-{k}")
+    else:
+        path = Path(config.out)
+    if path.exists() and not path.is_dir():
+        raise ReplayError(f"--out {path}: is a file; pass a folder")
+    if path.is_dir() and any(path.iterdir()):
+        if not config.overwrite:
+            raise ReplayError(f"--out {path}: folder exists and is not empty; pass another --out or --overwrite")
+        if not (path / RUN_FILE).is_file():
+            raise ReplayError(f"--out {path}: not a run folder (no {RUN_FILE}); refusing to overwrite it, pass another --out")
+        for child in path.iterdir():
+            if child.is_file():
+                child.unlink()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def planned_turns(shards: Shards, num_instances: int) -> int:
+    """Client turns the FIFO will offer, from the Parquet footers (row group = one instance)."""
+    files: dict[int, pq.FileMetaData] = {}
+    per_instance: list[int] = []
+    for _, _, _, shard, group in shards.index:
+        if shard not in files:
+            files[shard] = pq.read_metadata(shards.path / shards.manifest["shards"][shard]["file"])
+        per_instance.append(files[shard].row_group(group).num_rows)
+    m = len(per_instance)
+    return sum(per_instance) * (num_instances // m) + sum(per_instance[: num_instances % m])
+
+
+def _public_url(url: str) -> str:
+    """The URL without user:password (never written anywhere)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+
+
+def request_params(profile: traces.Profile, max_completion_tokens: int | None) -> dict[str, Any]:
+    """The profile's body fields as this run sends them (with the --max-completion-tokens override)."""
+    params = profile.request_params()
+    if max_completion_tokens is not None:
+        params["max_completion_tokens"] = max_completion_tokens
+    return params
+
+
+def run_config_dict(config: RunConfig, shards: Shards, profile: traces.Profile, base_url: str, target: str, num: int) -> dict[str, Any]:
+    """run.json: everything needed to reproduce and judge the run; never the API key."""
+    opts = shards.options
+    return {
+        "trajbench_version": traces.__version__,
+        "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "started_monotonic_ns": time.monotonic_ns(),
+        "shards": str(shards.path.resolve()),
+        "dataset": {"name": shards.manifest.get("name"), "content_hash": shards.content_hash, **shards.manifest["counts"]},
+        "salt": opts.get("salt"),
+        "salt_seed": opts.get("seed"),
+        "history_marker": shards.history_marker,
+        "profile": profile.name,
+        # what was sent: an overridden output cap shows here, so the compliance check flags it
+        "request_params": request_params(profile, config.max_completion_tokens),
+        "model": config.model or profile.served_model_name,
+        "endpoint": _public_url(base_url),
+        "target": target,
+        "api_key_given": config.api_key is not None,
+        "concurrency": config.concurrency,
+        "num_trajectories": num,
+        "inject_delays": config.inject_delays,
+        "stop_at_window_end": config.stop_at_window_end,
+        "stop_issuing_on_first_user_complete": config.stop_at_window_end,
+        "turn_timeout": config.turn_timeout,
+        "drain_timeout": config.drain_timeout,
+        "headers": list(config.headers),
+        "workers": config.workers,
+        "tokenizer": config.tokenizer,
+    }

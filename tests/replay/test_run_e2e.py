@@ -1,0 +1,264 @@
+"""`run_replay` and `trajbench replay run` end to end against real loopback servers: the scripted
+server of `loopback.py` (which keeps books of what it saw) and the embedded simulator."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+import traces
+from replay import ReplayError
+from replay.config import RunConfig
+from replay.records import read_records, read_run_config
+from replay.run import run_replay
+from traces.show import turn_body
+
+from loopback_server import LoopbackServer, Reply, session_of, write_traces
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def sample_shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("e2e") / "sample"
+    traces.build_shards([str(ROOT / "traces" / "data" / "sample.jsonl")], out, traces.BuildOptions(name="sample"))
+    return out
+
+
+def crafted_shards(tmp_path: Path, trajectories: dict[str, list[float]]) -> Path:
+    src = write_traces(tmp_path / "crafted.jsonl", trajectories)
+    out = tmp_path / "crafted"
+    traces.build_shards([str(src)], out, traces.BuildOptions(name="crafted"))
+    return out
+
+
+def run(shards: Path, out: Path, base_url: str | None, **kw: Any) -> Path:
+    return asyncio.run(run_replay(RunConfig(shards=str(shards), endpoint=base_url, out=str(out), **kw)))
+
+
+def summary_of(run_dir: Path) -> dict[str, Any]:
+    return json.loads((run_dir / "result_summary.json").read_text())
+
+
+def test_each_request_body_is_what_traces_show_prints(sample_shards: Path, tmp_path: Path) -> None:
+    with LoopbackServer() as srv:
+        run_dir = run(sample_shards, tmp_path / "run", srv.base_url, concurrency=2, num_trajectories=6, inject_delays=False, profile="qwen3.6-35b-a3b")
+    records = list(read_records(run_dir))
+    assert len(srv.books.requests) == len(records) == 17 + 10  # one pass + the two coding repeats
+    rep2 = tmp_path / "rep2"  # a second pass, materialised by the build, to compare re-salted turns with
+    traces.build_shards([str(ROOT / "traces" / "data" / "sample.jsonl")], rep2, traces.BuildOptions(name="rep2", repeats=2))
+    where = {r.prompt_sha256: r for r in records}
+    profile = traces.get_profile("qwen3.6-35b-a3b")
+    for seen in srv.books.requests:
+        r = where[traces.messages_sha256(seen.body["messages"])]
+        assert seen.body == turn_body(str(rep2), r.trajectory_id, r.repeat, r.turn, profile)
+        assert session_of(seen.headers) == r.instance_id
+    assert {r.repeat for r in records} == {1, 2}
+    cfg = read_run_config(run_dir)
+    assert cfg["target"] == "real" and cfg["profile"] == "qwen3.6-35b-a3b" and cfg["request_params"] == profile.request_params()
+    assert cfg["dataset"]["content_hash"] == traces.Shards(sample_shards).content_hash
+    s = summary_of(run_dir)
+    for key in ("n_samples_issued", "n_samples_completed", "n_samples_failed", "duration_ns", "ttft", "tpot", "latency",
+                "input_sequence_lengths", "output_sequence_lengths", "qps", "tps", "finish_reason_counts", "run_config",
+                "interactivity", "itl", "cached_tokens", "per_trajectory", "errors_by_kind", "window"):
+        assert key in s
+    assert s["n_samples_completed"] == 27 and s["finish_reason_counts"] == {"stop": s["n_window_completed"]}
+    assert "system throughput" in (run_dir / "report.txt").read_text()
+
+
+def test_closed_loop_never_exceeds_one_request_per_slot_or_c_overall(sample_shards: Path, tmp_path: Path) -> None:
+    with LoopbackServer(lambda b, h: Reply(chunks=3, chunk_delay=0.005)) as srv:
+        run_dir = run(sample_shards, tmp_path / "run", srv.base_url, concurrency=3, num_trajectories=8, inject_delays=False)
+    records = list(read_records(run_dir))
+    assert srv.books.session_overlaps == 0
+    assert 1 < srv.books.max_inflight <= 3
+    assert {r.slot for r in records} == {0, 1, 2}
+    for slot in range(3):
+        spans = sorted((r.t_send_ns, r.t_last_ns) for r in records if r.slot == slot)
+        assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:])), f"slot {slot} overlapped itself"
+
+
+def test_delays_are_waited_holding_the_slot_and_excluded_from_latency(tmp_path: Path) -> None:
+    shards = crafted_shards(tmp_path, {"d1": [0.0, 0.5, 0.4]})
+    with LoopbackServer() as srv:
+        run_dir = run(shards, tmp_path / "run", srv.base_url, concurrency=1)
+    recs = list(read_records(run_dir))
+    assert [r.delay_s for r in recs] == [0.0, 0.5, 0.4]
+    for prev, nxt in zip(recs, recs[1:]):
+        assert nxt.t_send_ns - prev.t_last_ns >= nxt.delay_s * 1e9  # waited before sending
+        assert nxt.t_last_ns - nxt.t_send_ns < nxt.delay_s * 1e9  # and not inside the turn's E2E
+    arrivals = [s.t_arrive_ns for s in srv.books.requests]
+    assert arrivals[1] - arrivals[0] >= 0.5e9 and arrivals[2] - arrivals[1] >= 0.4e9
+    with LoopbackServer() as srv:
+        run_dir = run(shards, tmp_path / "nodelay", srv.base_url, inject_delays=False)
+    assert [r.delay_s for r in read_records(run_dir)] == [0.0, 0.0, 0.0]
+
+
+WINDOW_SET = {"long": [0.0, 0.8, 0.8, 0.8], "short1": [0.0], "short2": [0.0]}
+
+
+def _window_reply(body: dict[str, Any], headers: dict[str, str]) -> Reply:
+    # the short users take 0.15 s per turn, so the window closes ~0.3 s in, well before the long
+    # user's second turn (after its 0.8 s delay) and well after its first.
+    return Reply(chunks=3, chunk_delay=0.05 if session_of(headers).startswith("short") else 0.0)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_window_closes_when_a_finished_slot_finds_the_fifo_empty(tmp_path: Path, workers: int) -> None:
+    shards = crafted_shards(tmp_path, WINDOW_SET)
+    with LoopbackServer(_window_reply) as srv:
+        run_dir = run(shards, tmp_path / "run", srv.base_url, concurrency=2, workers=workers)
+    recs = {(r.instance_id, r.turn): r for r in read_records(run_dir)}
+    flags = {k: r.in_window for k, r in recs.items()}
+    assert flags == {("long", 1): True, ("short1", 1): True, ("short2", 1): True, ("long", 3): False, ("long", 5): False, ("long", 7): False}
+    s = summary_of(run_dir)
+    assert s["window"]["closed"] and s["n_window_samples"] == 3 and s["n_samples_issued"] == 6
+    start = min(r.t_send_ns for r in recs.values())
+    end = max(r.t_last_ns for k, r in recs.items() if flags[k])
+    assert s["duration_ns"] == end - start
+    assert s["output_sequence_lengths"]["total"] == 9  # 3 window turns × 3 tokens; the tail is out
+    assert recs[("long", 3)].t_send_ns >= s["window"]["close_ns"] > recs[("short2", 1)].t_send_ns
+
+
+def test_stop_at_window_end_issues_nothing_after_the_close(tmp_path: Path) -> None:
+    shards = crafted_shards(tmp_path, WINDOW_SET)
+    with LoopbackServer(_window_reply) as srv:
+        run_dir = run(shards, tmp_path / "run", srv.base_url, concurrency=2, stop_at_window_end=True)
+    assert sorted((r.instance_id, r.turn) for r in read_records(run_dir)) == [("long", 1), ("short1", 1), ("short2", 1)]
+    assert len(srv.books.requests) == 3
+    assert read_run_config(run_dir)["stop_issuing_on_first_user_complete"] is True
+
+
+def test_http_failure_is_recorded_and_aborts_the_instance(sample_shards: Path, tmp_path: Path) -> None:
+    def plan(body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        return Reply(status=503) if session_of(headers) == "sim_001" and len(body["messages"]) > 2 else Reply()
+
+    with LoopbackServer(plan) as srv:
+        run_dir = run(sample_shards, tmp_path / "run", srv.base_url, inject_delays=False)
+    sim1 = [(r.turn, r.error_kind, r.http_status) for r in read_records(run_dir) if r.instance_id == "sim_001"]
+    assert sim1 == [(1, None, 200), (3, "http", 503), (5, "aborted", None), (7, "aborted", None)]
+    assert sum(1 for s in srv.books.requests if session_of(s.headers) == "sim_001") == 2
+    s = summary_of(run_dir)
+    assert (s["n_samples_failed"], s["n_samples_aborted"], s["errors_by_kind"]) == (1, 2, {"aborted": 2, "http": 1})
+    assert s["n_samples_completed"] == 17 - 3 and s["latency"]["n"] == s["n_window_completed"]  # failures stay out
+
+
+def test_turn_timeout_cancels_the_request_on_the_server(tmp_path: Path) -> None:
+    shards = crafted_shards(tmp_path, {"hung": [0.0, 0.0], "fine": [0.0]})
+    with LoopbackServer(lambda b, h: Reply(stall=5.0) if session_of(h) == "hung" else Reply()) as srv:
+        run_dir = run(shards, tmp_path / "run", srv.base_url, turn_timeout=0.5)
+        deadline = time.monotonic() + 3
+        while srv.books.disconnected < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    recs = list(read_records(run_dir))
+    assert [(r.instance_id, r.error_kind) for r in recs] == [("hung", "timeout"), ("hung", "aborted"), ("fine", None)]
+    assert srv.books.disconnected == 1 and srv.books.completed == 1  # the server saw the client go
+
+
+def test_client_tokenizer_counts_output_when_the_server_sends_no_usage(tmp_path: Path) -> None:
+    pytest.importorskip("traces.tokenizers")
+    shards = crafted_shards(tmp_path, {"u1": [0.0, 0.0]})
+    with LoopbackServer(lambda b, h: Reply(chunks=3, usage=b["messages"][-1]["content"].endswith("1"))) as srv:
+        run_dir = run(shards, tmp_path / "run", srv.base_url, tokenizer="qwen3.6", profile="qwen3.6-35b-a3b")
+    first, second = read_records(run_dir)
+    assert (first.completion_tokens, second.completion_tokens) == (None, 3)
+    assert first.client_output_tokens is not None and first.output_tokens() == first.client_output_tokens > 0
+    s = summary_of(run_dir)
+    assert (s["tokens"]["output_from_server"], s["tokens"]["output_from_client"]) == (1, 1)
+    assert s["tokens"]["output_client_minus_server"]["n"] == 1  # both counts exist for the second turn
+
+
+def test_refuses_to_reuse_a_non_empty_folder(sample_shards: Path, tmp_path: Path) -> None:
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "notes.txt").write_text("mine")
+    with pytest.raises(ReplayError, match="not empty"):
+        run(sample_shards, tmp_path / "busy", "http://127.0.0.1:9", num_trajectories=1)
+    with pytest.raises(ReplayError, match="not a run folder"):
+        asyncio.run(run_replay(RunConfig(shards=str(sample_shards), endpoint="http://127.0.0.1:9", out=str(tmp_path / "busy"), overwrite=True)))
+    assert (tmp_path / "busy" / "notes.txt").read_text() == "mine"
+
+
+def _cli(args: list[str], **kw: Any) -> subprocess.Popen[bytes]:
+    code = "import sys, cli; sys.argv[0] = 'trajbench'; cli.main(sys.argv[1:])"
+    return subprocess.Popen([sys.executable, "-c", code, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+
+
+def _wait_for(cond: Callable[[], bool], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _lines(run_dir: Path) -> int:
+    path = run_dir / "records.jsonl"
+    return path.read_bytes().count(b"\n") if path.is_file() else 0
+
+
+def test_sigkill_mid_run_leaves_every_finished_turn_readable(sample_shards: Path, tmp_path: Path) -> None:
+    out = tmp_path / "killed"
+    with LoopbackServer(lambda b, h: Reply(chunks=4, chunk_delay=0.03)) as srv:
+        proc = _cli(["replay", "run", str(sample_shards), "--endpoint", srv.base_url, "-c", "2", "--trajectories", "40", "--no-delays", "--out", str(out)])
+        try:
+            assert _wait_for(lambda: _lines(out) >= 6, 60), proc.stderr.read1().decode() if proc.poll() is not None else "no records"  # type: ignore[union-attr]
+        finally:
+            proc.kill()
+            proc.communicate(timeout=10)
+        completed_at_server = srv.books.completed
+    records = list(read_records(out))
+    assert len(records) >= 6 and all(r.ok for r in records)
+    assert len(records) == _lines(out)  # no torn line, every line a record
+    assert completed_at_server - len(records) <= 2  # only turns in flight (at most C) are lost
+    assert not (out / "result_summary.json").exists()
+
+
+def test_ctrl_c_stops_issuing_cancels_after_the_drain_time_and_keeps_results(sample_shards: Path, tmp_path: Path) -> None:
+    out = tmp_path / "interrupted"
+    with LoopbackServer(lambda b, h: Reply(chunks=20, chunk_delay=0.1)) as srv:
+        proc = _cli(["replay", "run", str(sample_shards), "--endpoint", srv.base_url, "-c", "2", "--no-delays", "--drain-timeout", "0.3", "--out", str(out)])
+        try:
+            assert _wait_for(lambda: len(srv.books.requests) >= 2, 60)
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=20)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, err.decode()
+    recs = list(read_records(out))
+    assert len(recs) == 2 and {r.error_kind for r in recs} == {"cancelled"}  # 2 s turns, 0.3 s drain
+    s = summary_of(out)
+    assert s["interrupted"] is True and s["errors_by_kind"] == {"cancelled": 2}
+    assert len(srv.books.requests) == 2  # nothing issued after Ctrl-C
+
+
+def test_cli_without_endpoint_replays_against_the_embedded_simulator(sample_shards: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sim"
+    proc = _cli(["replay", "run", str(sample_shards), "-c", "2", "--no-delays", "--out", str(out),
+                 "--sim-args", "--osl-mean 8 --step-base-ms 0 --prefill-ms-per-token 0 --batch-ms-per-seq 0"])
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0, stderr.decode()
+    assert "system throughput" in stdout.decode() and f"run folder: {out}" in stdout.decode()
+    cfg = read_run_config(out)
+    assert cfg["target"] == "simulated" and cfg["endpoint"].startswith("http://127.0.0.1:")
+    recs = list(read_records(out))
+    assert len(recs) == 17 and all(r.ok and r.completion_tokens for r in recs)
+
+
+def test_replay_against_the_simulator_fixture(sim_server: str, sample_shards: Path, tmp_path: Path) -> None:
+    run_dir = run(sample_shards, tmp_path / "run", sim_server, concurrency=4, inject_delays=False, turn_timeout=30)
+    s = summary_of(run_dir)
+    assert s["n_samples_completed"] == 17 and s["tps"] > 0 and s["interactivity"]["e2e_interactivity"] > 0
+    assert s["interactivity"]["output_tokens_sum"] == s["output_sequence_lengths"]["total"]
+    assert s["cached_tokens"]["turns_reporting"] > 0
+    assert os.path.getsize(run_dir / "report.txt") > 0

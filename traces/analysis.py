@@ -1,0 +1,199 @@
+"""`traces stats`: what a built dataset asks of a server — lengths, context growth, delays, reuse.
+
+One pass over the shards collects per-turn facts (ISL, delta, expected OSL, delay) and each salt
+mode's block-hash streams (traces.analysis_reuse); the numbers are then pure functions of those.
+Lengths are in tokens when the shards carry token columns or a tokenizer is given, else in
+characters of the canonical prompt (the documented fallback unit "chars"). Percentiles take an
+observed value (numpy `method="lower"`, as SPEC §8.5). The result is a plain dict, written as
+`stats.json` with sorted keys and rounded floats so the same shards give the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from .analysis_cache import ideal_reuse, lru_curve
+from .analysis_lengths import Facts, TurnLengths, domain_tables, growth
+from .analysis_reuse import MAX_BLOCK_SIZE, InstanceStream, encode_units, instance_streams, plan_within, prompt_plan, salted_system, system_segment
+from .errors import TraceError
+from .salt import SALT_MODES
+from .shards import Shards
+
+STATS_FILE = "stats.json"
+#: Salt modes compared by the reuse analysis, official first.
+REUSE_MODES = ("mlperf", "strong", "none")
+
+
+@dataclass(frozen=True)
+class StatsOptions:
+    block_size: int = 64
+    concurrency: int = 32
+    #: LRU cache sizes in units; empty = `default_cache_sizes` (ten doublings up to "holds all").
+    cache_sizes: tuple[int, ...] = ()
+    salt_modes: tuple[str, ...] = REUSE_MODES
+
+    def check(self) -> None:
+        if not 1 <= self.block_size <= MAX_BLOCK_SIZE:
+            raise TraceError(f"--block-size must be between 1 and {MAX_BLOCK_SIZE}, got {self.block_size}")
+        if self.concurrency < 1:
+            raise TraceError(f"--concurrency must be >= 1, got {self.concurrency}")
+        bad = [m for m in self.salt_modes if m not in SALT_MODES]
+        if bad:
+            raise TraceError(f"unknown salt mode(s) {bad}; choose from {', '.join(SALT_MODES)}")
+        if any(c < self.block_size for c in self.cache_sizes):
+            raise TraceError(f"every cache size must hold at least one block ({self.block_size} units)")
+
+
+def _encoder_and_counter(sh: Shards, tokenizer: Any | None) -> tuple[str, Callable[[str], Any], Any | None]:
+    """(reuse unit, segment encoder, counter for missing token columns)."""
+    if tokenizer is not None:
+        return "tokens", tokenizer.encode, tokenizer
+    tok = sh.manifest.get("tokenizer")
+    if tok:
+        try:
+            from .tokenizers import load_tokenizer
+
+            loaded = load_tokenizer(tok["name"])
+            return "tokens", loaded.encode, None
+        except TraceError:  # the build's tokenizer needs a path we do not have: reuse falls back to chars
+            pass
+    return "chars", _identity, None
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+def compute_stats(shards_dir: str | Path, *, tokenizer: Any | None = None, options: StatsOptions | None = None,
+                  progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """All statistics of a shard folder as a JSON-ready dict (see module docstring)."""
+    opts = options or StatsOptions()
+    opts.check()
+    sh = Shards(shards_dir)
+    unit, encode, counter = _encoder_and_counter(sh, tokenizer)
+    length_unit = "tokens" if (counter is not None or sh.manifest.get("tokenizer")) else "chars"
+    facts = Facts()
+    streams: dict[str, list[InstanceStream]] = {m: [] for m in opts.salt_modes}
+    errors: dict[str, str] = {}
+    within = [0, 0]  # exact message-level (reused, total) under the build's salt
+    built = sh.manifest.get("tokenizer") or {}
+    columns_ok = counter is None or built.get("fingerprint") == getattr(counter, "fingerprint", None)
+    seed = sh.options.get("seed", 0)
+    for inst in sh:
+        lengths = TurnLengths(counter, columns_ok and inst.turns[0].isl_tokens is not None)
+        plan = prompt_plan(sh, inst, lengths)
+        dom = plan.domain
+        facts.instances[dom].append(len(inst.turns))
+        facts.trajectories[dom].add(inst.trajectory_id)
+        for row, (isl, delta, osl) in zip(inst.turns, lengths.rows):
+            facts.domain.append(dom)
+            facts.index.append(row.client_turn_index)
+            facts.isl.append(isl)
+            facts.delta.append(delta)
+            facts.osl.append(osl)
+            facts.delay.append(row.delay_seconds)
+        # each segment is encoded once; the salt modes differ only in the system segment
+        encoded = [[encode_units(encode, text) for text in new] for _, new in plan.steps]
+        systems: dict[str, np.ndarray | None] = {}
+        for mode in opts.salt_modes:
+            if mode in errors:
+                continue
+            try:
+                text = salted_system(plan, mode, seed)
+            except TraceError as exc:  # a trajectory without system prompt cannot be salted
+                errors[mode] = str(exc)
+                continue
+            systems[mode] = None if text is None else encode_units(encode, system_segment(text))
+        for mode, stream in instance_streams(plan, encoded, opts.block_size, systems).items():
+            streams[mode].append(stream)
+        stored = len(encode_units(encode, system_segment(plan.stored_system))) if plan.stored_system else 0
+        r, t = plan_within(plan, [[len(a) for a in arrays] for arrays in encoded], stored)
+        within[0] += r
+        within[1] += t
+        if progress is not None:
+            progress(len(inst.turns))
+    sh.close()
+    return {
+        "dataset": {"name": sh.manifest.get("name"), "content_hash": sh.content_hash, "salt": sh.options["salt"],
+                    "history_marker": sh.history_marker, "tokenizer": sh.manifest.get("tokenizer")},
+        "units": {"lengths": length_unit, "reuse": unit},
+        "options": {"block_size": opts.block_size, "concurrency": opts.concurrency},
+        "domains": domain_tables(facts),
+        "growth": growth(facts),
+        "reuse": _reuse(streams, errors, opts),
+        "reuse_exact_within": {"unit": unit, "reused": within[0], "total": within[1], "fraction": _frac(*within)},
+        "lru": _lru(streams, errors, sh.options["salt"], opts),
+    }
+
+
+def _reuse(streams: dict[str, list[InstanceStream]], errors: dict[str, str], opts: StatsOptions) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for mode in opts.salt_modes:
+        if mode in errors:
+            out[mode] = {"error": errors[mode]}
+            continue
+        acc = ideal_reuse(streams[mode], opts.block_size, opts.concurrency)
+        out[mode] = {dom: {"units": a["units"], "within": _frac(a["within"], a["units"]),
+                           "cross": _frac(a["cross"], a["units"]), "ideal": _frac(a["within"] + a["cross"], a["units"])}
+                     for dom, a in sorted(acc.items())}
+    return out
+
+
+def _frac(a: int, b: int) -> float:
+    return round(a / b, 6) if b else 0.0
+
+
+def default_cache_sizes(distinct_units: int, block_size: int, points: int = 10) -> list[int]:
+    """Doubling powers of two ending at the first one that holds everything the dataset sends
+    (`points` of them, none below one block): from thrashing to no eviction at all."""
+    top = 1 << max(0, (max(distinct_units, 1) - 1).bit_length())
+    sizes = [top >> k for k in range(points - 1, -1, -1)]
+    return [s for s in sizes if s >= block_size] or [top]
+
+
+def _lru(streams: dict[str, list[InstanceStream]], errors: dict[str, str], mode: str, opts: StatsOptions) -> dict[str, Any] | None:
+    if mode in errors or not streams.get(mode):
+        return None
+    ss = streams[mode]
+    sizes_per_instance = sorted((sum(len(c) for c in s.chains) * opts.block_size for s in ss), reverse=True)
+    distinct = sum(sizes_per_instance)
+    # no eviction is reached once the cache holds what the C users in flight have sent (plus
+    # shared prefixes), so the grid tops out at twice the C largest instances, not at everything
+    working_set = 2 * sum(sizes_per_instance[: opts.concurrency])
+    sizes = list(opts.cache_sizes) or default_cache_sizes(min(distinct, working_set), opts.block_size)
+    curve = lru_curve(ss, opts.block_size, opts.concurrency, [*sizes, None])
+    return {"salt": mode, "concurrency": opts.concurrency, "block_size": opts.block_size,
+            "distinct_units": distinct,
+            "points": [{"capacity": c, "hit_fraction": round(h, 6)} for c, h in curve[:-1]],
+            "unlimited": round(curve[-1][1], 6)}
+
+
+def write_stats(stats: dict[str, Any], out_dir: str | Path) -> Path:
+    """Write `stats.json` (sorted keys, stable floats) into `out_dir`; returns its path."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / STATS_FILE
+    path.write_text(json.dumps(stats, sort_keys=True, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+@dataclass(frozen=True)
+class StatsResult:
+    stats: dict[str, Any]
+    files: tuple[Path, ...]
+
+
+def analyse(shards_dir: str | Path, out_dir: str | Path | None = None, *, tokenizer: Any | None = None,
+            options: StatsOptions | None = None, progress: Callable[[int], None] | None = None) -> StatsResult:
+    """`traces stats`: compute the statistics and, given `out_dir`, write stats.json and plots."""
+    from .analysis_plots import write_plots
+
+    stats = compute_stats(shards_dir, tokenizer=tokenizer, options=options, progress=progress)
+    if out_dir is None:
+        return StatsResult(stats, ())
+    return StatsResult(stats, (write_stats(stats, out_dir), *write_plots(stats, out_dir)))

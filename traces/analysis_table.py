@@ -1,0 +1,58 @@
+"""The readable terminal form of `traces stats`: rich tables built from the stats dict."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+
+
+def _n(x: Any) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, float) and not x.is_integer():
+        return f"{x:,.2f}"
+    return f"{int(x):,}"
+
+
+def _pct(x: float) -> str:
+    return f"{x:.2%}"
+
+
+def stats_tables(stats: dict[str, Any]) -> list[Table]:
+    """Per-domain lengths and delays, ideal reuse per salt mode, and the LRU curve."""
+    unit = stats["units"]["lengths"]
+    dists = Table(title=f"Per domain (lengths in {unit})")
+    for col in ("domain", "metric", "n", "mean", "p50", "p90", "p99", "max"):
+        dists.add_column(col, justify="left" if col in ("domain", "metric") else "right")
+    for dom, d in stats["domains"].items():
+        dists.add_row(dom, "trajectories / turns", _n(d["trajectories"]), "", "", "", "", _n(d["client_turns"]), end_section=False)
+        for key, label in (("turns_per_trajectory", "turns per trajectory"), ("isl", "ISL"), ("delta", "delta"),
+                           ("expected_osl", "expected OSL"), ("delay_seconds", "delay s")):
+            s = d[key]
+            dists.add_row("", label, _n(s["n"]), _n(s["mean"]), _n(s["p50"]), _n(s["p90"]), _n(s["p99"]), _n(s["max"]))
+        dists.add_row("", "delay total s", "", _n(d["delay_seconds"]["total"]), "", "", "", "", end_section=True)
+
+    reuse = Table(title=f"Ideal prefix reuse ({stats['units']['reuse']}, blocks of {stats['options']['block_size']})")
+    for col in ("salt", "domain", "within", "cross", "ideal"):
+        reuse.add_column(col, justify="left" if col in ("salt", "domain") else "right")
+    for mode, by_dom in stats["reuse"].items():
+        if "error" in by_dom:
+            reuse.add_row(mode, "", "n/a", "n/a", by_dom["error"][:60])
+            continue
+        for dom, r in by_dom.items():
+            reuse.add_row(mode, dom, _pct(r["within"]), _pct(r["cross"]), _pct(r["ideal"]))
+    exact = stats["reuse_exact_within"]
+    reuse.caption = f"exact message-level within-trajectory reuse: {_pct(exact['fraction'])} of {exact['unit']}"
+
+    tables = [dists, reuse]
+    lru = stats.get("lru")
+    if lru:
+        curve = Table(title=f"LRU prefix cache, C={lru['concurrency']} users, salt {lru['salt']}")
+        curve.add_column(f"cache size ({stats['units']['reuse']})", justify="right")
+        curve.add_column("hit fraction", justify="right")
+        for p in lru["points"]:
+            curve.add_row(_n(p["capacity"]), _pct(p["hit_fraction"]))
+        curve.add_row("unlimited", _pct(lru["unlimited"]))
+        tables.append(curve)
+    return tables
