@@ -123,16 +123,365 @@ def traces_export(shards_dir: str, fmt: str, out: str, repeat: int) -> None:
     click.echo(f"wrote {n} rows to {out}")
 
 
+@traces_group.command("synth")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Output file (.jsonl or .jsonl.zst).")
+@click.option("--seed", default=0, show_default=True, help="Seed: same seed and scale give the same bytes.")
+@click.option("--scale", default=1.0, show_default=True, type=click.FloatRange(min=0, min_open=True), help="Size relative to the official set (1 = 613 trajectories, 30,335 client turns).")
+def traces_synth(out: str, seed: int, scale: float) -> None:
+    """Write a deterministic synthetic look-alike of the official dataset (mlperf-jsonl)."""
+    from traces.synth import synthesize
+
+    r = synthesize(out, seed=seed, scale=scale)
+    click.echo(f"wrote {out}: {r.trajectories} trajectories ({r.coding} coding, {r.workflow} workflow), {r.client_turns} client turns, {r.assistant_turns} assistant turns, {r.rows} rows")
+
+
+def _sizes(value: str | None) -> tuple[int, ...]:
+    """`16k,64k,1M` → sizes in units (k = 1024, M = 1024²)."""
+    if not value:
+        return ()
+    mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    out = []
+    for part in value.split(","):
+        p = part.strip().lower()
+        try:
+            out.append(int(float(p[:-1]) * mult[p[-1]]) if p and p[-1] in mult else int(p))
+        except ValueError:
+            raise click.BadParameter(f"{part!r} is not a size like 65536, 64k or 2M", param_hint="--cache-sizes") from None
+    return tuple(out)
+
+
+@traces_group.command("stats")
+@click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--tokenizer", default=None, help="Count tokens with NAME or NAME:PATH (default: the shards' token columns, else characters).")
+@click.option("--out", default=None, type=click.Path(file_okay=False), help="Folder for stats.json and the PNG plots.")
+@click.option("--block-size", default=64, show_default=True, type=click.IntRange(min=1), help="KV-cache block size in units (prefix reuse is counted in whole blocks).")
+@click.option("--concurrency", "-c", default=32, show_default=True, type=click.IntRange(min=1), help="Users replaying closed loop in the LRU cache simulation.")
+@click.option("--cache-sizes", default=None, help="LRU cache sizes in units, comma-separated (64k, 2M); default: ten doublings up to 'holds everything'.")
+def traces_stats(shards_dir: str, tokenizer: str | None, out: str | None, block_size: int, concurrency: int, cache_sizes: str | None) -> None:
+    """Lengths, context growth, delays and prefix reuse (ideal and LRU) of built shards."""
+    from rich.console import Console
+
+    from traces.analysis import StatsOptions, analyse
+    from traces.analysis_table import stats_tables
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    opts = StatsOptions(block_size=block_size, concurrency=concurrency, cache_sizes=_sizes(cache_sizes))
+    counter = _load_counter(tokenizer)
+    with Progress(TextColumn("analysing"), BarColumn(), MofNCompleteColumn(), TextColumn("turns"), TimeElapsedColumn(), transient=True, disable=not sys.stderr.isatty()) as bar:
+        task = bar.add_task("stats", total=traces.Shards(shards_dir).manifest["counts"]["client_turns"])
+        result = analyse(shards_dir, out, tokenizer=counter, options=opts, progress=lambda n: bar.advance(task, n))
+    console = Console()
+    for table in stats_tables(result.stats):
+        console.print(table)
+    for path in result.files:
+        click.echo(f"wrote {path}")
+
+
+@traces_group.command("card")
+@click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="The card to write, e.g. data_cards/NAME.md (plots go to img/ beside it).")
+@click.option("--license", "license_", default="unknown", show_default=True, help="Licence of the dataset (SPDX id).")
+@click.option("--version", "version", default="1", show_default=True, help="Dataset version.")
+@click.option("--summary", default=None, help="Summary paragraph (default: generated from the counts).")
+@click.option("--build", "build", multiple=True, help="A command that rebuilds the shards, recorded in the card (repeatable, in order).")
+@click.option("--tokenizer", default=None, help="Count tokens with NAME or NAME:PATH for the statistics.")
+@click.option("--block-size", default=64, show_default=True, type=click.IntRange(min=1), help="KV-cache block size of the reuse statistics.")
+@click.option("--concurrency", "-c", default=32, show_default=True, type=click.IntRange(min=1), help="Users of the LRU cache simulation.")
+def traces_card(shards_dir: str, out: str, license_: str, version: str, summary: str | None, build: tuple[str, ...], tokenizer: str | None, block_size: int, concurrency: int) -> None:
+    """Write the data card of built shards: YAML front matter from the manifest, fixed sections, plots."""
+    from traces.analysis import StatsOptions
+    from traces.cards import write_card
+
+    opts = StatsOptions(block_size=block_size, concurrency=concurrency)
+    path = write_card(shards_dir, out, version=version, license=license_, summary=summary, build=build, tokenizer=_load_counter(tokenizer), options=opts)
+    click.echo(f"wrote {path}")
+
+
 # ---------------------------------------------------------------- replay
 @cli.group("replay")
 def replay_group() -> None:
     """Replay shards closed-loop against an endpoint; sweep concurrency; calibrate the harness."""
 
 
+def _run_options(f):  # type: ignore[no-untyped-def]
+    """The options `replay run` and `replay sweep` share (all but concurrency and --out)."""
+    options = [
+        click.argument("shards_dir", type=click.Path(exists=True, file_okay=False)),
+        click.option("--endpoint", default=None, help="Base URL of an OpenAI-compatible server (default: start the embedded simulator)."),
+        click.option("--profile", default="kimi-k3", show_default=True, type=click.Choice(sorted(traces.profiles())), help="Model profile: fixed sampling parameters (SPEC §3)."),
+        click.option("--model", default=None, help="Served model name, if not the profile's."),
+        click.option("--trajectories", "num_trajectories", default=None, type=click.IntRange(min=1), help="Trajectory instances to start (default: one pass over the shards)."),
+        click.option("--no-delays", is_flag=True, help="Skip the recorded inter-turn delays (not official)."),
+        click.option("--stop-at-window-end", is_flag=True, help="Stop issuing when the performance window closes (stop_issuing_on_first_user_complete; not official)."),
+        click.option("--turn-timeout", default=600.0, show_default=True, type=click.FloatRange(min=0, min_open=True), help="Seconds per turn; a timed-out request is cancelled."),
+        click.option("--drain-timeout", default=10.0, show_default=True, type=click.FloatRange(min=0), help="After Ctrl-C, seconds in-flight turns may finish before they are cancelled."),
+        click.option("--header", "headers", multiple=True, help="Session header name carrying the logical id (repeatable; default X-Session-ID)."),
+        click.option("--no-session-header", is_flag=True, help="Send no session header."),
+        click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes sharing the slots (1 = in-process)."),
+        click.option("--overwrite", is_flag=True, help="Reuse an existing run folder."),
+        click.option("--tokenizer", default=None, help="Count output tokens client-side with NAME or NAME:PATH when the server sends no usage."),
+        click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True, help="Environment variable holding the bearer token; the key is never written anywhere."),
+        click.option("--sim-args", default="", help="Options of the embedded simulator, e.g. \"--osl-mean 64 --seed 1\"."),
+        click.option("--max-completion-tokens", default=None, type=click.IntRange(min=1), help="Override the profile's output cap (e.g. a tiny model in CI; not official)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _run_config(shards_dir: str, concurrency: int, out: str | None, **kw):  # type: ignore[no-untyped-def]
+    import os
+    import shlex
+
+    from replay.config import DEFAULT_HEADERS, RunConfig
+
+    if kw["no_session_header"] and kw["headers"]:
+        raise click.UsageError("--header and --no-session-header exclude each other")
+    return RunConfig(
+        shards=shards_dir, endpoint=kw["endpoint"], profile=kw["profile"], model=kw["model"], concurrency=concurrency,
+        num_trajectories=kw["num_trajectories"], inject_delays=not kw["no_delays"], stop_at_window_end=kw["stop_at_window_end"],
+        turn_timeout=kw["turn_timeout"], drain_timeout=kw["drain_timeout"],
+        headers=() if kw["no_session_header"] else (kw["headers"] or DEFAULT_HEADERS), workers=kw["workers"], out=out,
+        overwrite=kw["overwrite"], tokenizer=kw["tokenizer"], api_key=os.environ.get(kw["api_key_env"]) or None,
+        sim_args=tuple(shlex.split(kw["sim_args"])), max_completion_tokens=kw["max_completion_tokens"],
+    )
+
+
+@replay_group.command("run")
+@_run_options
+@click.option("--concurrency", "-c", default=1, show_default=True, type=click.IntRange(min=1), help="Slots (simulated users), each with at most one request in flight.")
+@click.option("--out", default=None, type=click.Path(file_okay=False), help="Run folder (default: trajbench-runs/<time>-c<C>).")
+def replay_run(shards_dir: str, concurrency: int, out: str | None, **kw: object) -> None:
+    """Replay SHARDS_DIR closed-loop and write a run folder (records, summary, report), then
+    score its inline accuracy and OSL gate."""
+    import asyncio
+
+    from eval.gates import evaluate_point
+    from replay.run import run_replay
+
+    run_dir = asyncio.run(run_replay(_run_config(shards_dir, concurrency, out, **kw)))
+    click.echo((run_dir / "report.txt").read_text("utf-8"), nl=False)
+    for line in evaluate_point(run_dir):
+        click.echo(line)
+    click.echo(f"run folder: {run_dir}")
+    if json.loads((run_dir / "result_summary.json").read_text("utf-8")).get("interrupted"):
+        click.echo("Interrupted: issuing stopped early; the results cover the turns that finished.", err=True)
+        sys.exit(130)
+
+
+@replay_group.command("sweep")
+@_run_options
+@click.option("--concurrency", "-c", "concurrency_list", default=None, help="Comma-separated concurrencies, e.g. 1,2,4,8,16.")
+@click.option("--regions", is_flag=True, help="Place >= 7 points over log2 regions up to --max-concurrency (1 + 3 + 3).")
+@click.option("--max-concurrency", default=64, show_default=True, type=click.IntRange(min=1), help="Top of --regions.")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Sweep folder; rerun the same command to resume it.")
+def replay_sweep(shards_dir: str, concurrency_list: str | None, regions: bool, max_concurrency: int, out: str, **kw: object) -> None:
+    """One full replay per concurrency (each scored for accuracy), resumable; then `trajbench report`."""
+    import asyncio
+
+    from eval.gates import evaluate_point
+    from replay.pareto import region_concurrencies
+    from replay.sweep import parse_concurrencies, run_sweep
+
+    if regions == (concurrency_list is not None):
+        raise click.UsageError("give exactly one of --concurrency LIST or --regions")
+    levels = region_concurrencies(max_concurrency) if regions else parse_concurrencies(concurrency_list or "")
+
+    def after_point(run_dir: Path) -> None:
+        for line in evaluate_point(run_dir):
+            click.echo(f"  {line}")
+
+    kw["overwrite"] = True  # a sweep manages its own point folders
+    folder = asyncio.run(run_sweep(_run_config(shards_dir, 1, None, **kw), levels, out, after_point=after_point, echo=click.echo))
+    click.echo(f"sweep folder: {folder}  (next: trajbench report {folder} --out REPORT_DIR)")
+
+
+@replay_group.command("calibrate")
+@click.option("--concurrency", "-c", default=128, show_default=True, type=click.IntRange(min=1), help="Streams in flight at once (split over the workers).")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1), help="Measure our client with 1..W worker processes (scaling).")
+@click.option("--turns", default=2048, show_default=True, type=click.IntRange(min=1), help="Turns per throughput run (the timing run uses half).")
+@click.option("--tokens-per-turn", default=256, show_default=True, type=click.IntRange(min=1), help="Mean streamed content chunks per turn (the server spreads lengths ±50 %).")
+@click.option("--compare", multiple=True, type=click.Choice(["agentic-bench", "httpx-default", "none", "trajbench-uvloop"]), help="Also run this client side by side (repeatable).")
+@click.option("--compare-python", default=None, type=click.Path(dir_okay=False), help="Interpreter with agentic-bench installed (default: this one).")
+@click.option("--loop", default="asyncio", show_default=True, type=click.Choice(["asyncio", "uvloop"]), help="Event loop of our client processes (uvloop: extra trajbench[uvloop]).")
+@click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Also write the rows as JSON here.")
+def replay_calibrate(concurrency: int, workers: int, turns: int, tokens_per_turn: int, compare: tuple[str, ...], compare_python: str | None, loop: str | None, json_out: str | None) -> None:
+    """Measure the harness's own limits against a zero-latency loopback server."""
+    from replay.calibrate import calibrate, format_rows, rows_to_json
+
+    rows = calibrate(concurrency=concurrency, workers=workers, turns=turns, tokens=tokens_per_turn, compare=compare,
+                     compare_python=compare_python, loop=loop, echo=lambda s: click.echo(s, err=True))
+    for line in format_rows(rows):
+        click.echo(line)
+    if json_out:
+        Path(json_out).write_text(rows_to_json(rows) + "\n", encoding="utf-8")
+
+
 # ---------------------------------------------------------------- eval
 @cli.group("eval")
 def eval_group() -> None:
     """Accuracy gates (inline, OSL, SWE-bench) and the compliance check of a submission."""
+
+
+SHARDS_OVERRIDE = click.option("--shards", default=None, type=click.Path(exists=True, file_okay=False), help="Shard folder the run replayed, if not the one named in run.json.")
+
+
+@eval_group.command("inline")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@SHARDS_OVERRIDE
+@click.option("--rules", default=None, type=click.Path(exists=True, dir_okay=False), help="Scoring rules JSON (default: the official eval/data/scoring.json).")
+@click.option("--json", "as_json", is_flag=True, help="Print scores.json's summary (without per_turn) as JSON.")
+def eval_inline(run_dir: str, shards: str | None, rules: str | None, as_json: bool) -> None:
+    """Inline accuracy of RUN_DIR (SPEC §9.2) from its records; writes RUN_DIR/scores.json.
+
+    Exits 1 when the score is below the profile's threshold."""
+    from eval.inline import score_run, summary_lines
+
+    res = score_run(run_dir, shards=shards, rules=rules)
+    if as_json:
+        click.echo(json.dumps({k: v for k, v in res.items() if k != "per_turn"}, indent=2))
+    else:
+        click.echo("\n".join(summary_lines(res)))
+        click.echo(f"wrote {Path(run_dir) / 'scores.json'}")
+    if res["passed"] is False:
+        sys.exit(1)
+
+
+@eval_group.command("osl")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--profile", default=None, type=click.Choice(sorted(traces.profiles())), help="Model profile whose band applies (default: the run's).")
+@SHARDS_OVERRIDE
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def eval_osl(run_dir: str, profile: str | None, shards: str | None, as_json: bool) -> None:
+    """Mean output tokens per turn of RUN_DIR against the profile's band (SPEC §9.1); writes osl.json.
+
+    Exits 1 when the window mean is outside the band."""
+    from eval.osl import osl_gate, summary_lines
+
+    res = osl_gate(run_dir, profile=profile, shards=shards)
+    click.echo(json.dumps(res, indent=2) if as_json else "\n".join(summary_lines(res)))
+    if res["passed"] is False:
+        sys.exit(1)
+
+
+@eval_group.command("check")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--swebench", "swebench", multiple=True, type=click.Path(exists=True, file_okay=False), help="A SWE-bench result folder (repeatable; 4 region runs needed).")
+@click.option("--expected-hash", default=None, help="The official dataset's manifest content hash (default: eval/data/official.json).")
+@click.option("--profile", default=None, type=click.Choice(sorted(traces.profiles())), help="The submission's model profile (default: the runs').")
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
+def eval_check(run_dirs: tuple[str, ...], swebench: tuple[str, ...], expected_hash: str | None, profile: str | None, as_json: bool) -> None:
+    """Compliance of a submission (SPEC §11): every check of every run folder RUN_DIRS."""
+    from eval.compliance import check_submission, report
+
+    checks = check_submission(run_dirs, swebench=swebench, expected_hash=expected_hash, profile=profile)
+    if as_json:
+        click.echo(json.dumps(report(checks), indent=2))
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table("point", "check", "result", "reason")
+        for c in checks:
+            table.add_row(c.point, c.check, "[green]pass[/]" if c.passed else "[red]FAIL[/]", c.reason)
+        Console(width=max(120, Console().width)).print(table)
+    failed = sum(not c.passed for c in checks)
+    if failed:
+        import eval as eval_pkg
+
+        raise eval_pkg.EvalError(f"{failed} of {len(checks)} compliance checks failed")
+
+
+from eval.swebench.run import RUNTIMES as SWEBENCH_RUNTIMES  # noqa: E402  (light: no extra imported)
+
+
+@eval_group.command("swebench")
+@click.option("--dataset", required=True, type=click.Path(), help="Local Parquet/JSONL copy of the SWE-bench Verified test split (nothing is downloaded).")
+@click.option("--endpoint", required=True, help="OpenAI-compatible base URL, e.g. http://host:8000 (with or without /v1).")
+@click.option("--profile", required=True, type=click.Choice(sorted(traces.profiles())), help="Model profile: sampling parameters, agent template, threshold.")
+@click.option("--instances", default=200, show_default=True, type=click.IntRange(min=1), help="The first N instances, in dataset order.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1), help="Instances run (and graded) at once.")
+@click.option("--runtime", type=click.Choice(sorted(SWEBENCH_RUNTIMES)), default="docker", show_default=True, help="docker: per-instance containers (official). local: NOT isolated, only when given explicitly.")
+@click.option("--repos", default=None, type=click.Path(exists=True, file_okay=False), help="--runtime local: folder of task repositories (DIR/<instance_id> or DIR/<owner>__<name>).")
+@click.option("--out", default="swebench-out", show_default=True, type=click.Path(file_okay=False), help="Run folder (may be a replay run folder: scores.json is merged).")
+@click.option("--resume", is_flag=True, help="Continue the run in --out: skip graded instances, grade finished ones, rerun the rest.")
+@click.option("--model", default=None, help="Served model name, if not the profile's.")
+@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True, help="Environment variable holding the endpoint's API key (never written anywhere).")
+@click.option("--concurrency", default=None, type=click.IntRange(min=1), help="The replay concurrency (Pareto point / region) this run accompanies; recorded in the summary.")
+@click.option("--step-limit", default=None, type=click.IntRange(min=1), help="Agent step limit (default: mini-swe-agent's SWE-bench config).")
+@click.option("--test-timeout", default=1800, show_default=True, type=click.IntRange(min=1), help="Seconds for one instance's tests.")
+def eval_swebench(dataset: str, endpoint: str, profile: str, instances: int, workers: int, runtime: str, repos: str | None, out: str, resume: bool, model: str | None, api_key_env: str, concurrency: int | None, step_limit: int | None, test_timeout: int) -> None:
+    """Standalone SWE-bench Verified run (SPEC §9.3): mini-swe-agent against ENDPOINT, graded by
+    the swebench harness. Needs `pip install 'trajbench[swebench]'`."""
+    from eval.swebench import RichReporter, SwebenchOptions, run_swebench
+
+    opts = SwebenchOptions(dataset=dataset, endpoint=endpoint, profile=profile, out=out, instances=instances, workers=workers, runtime=runtime, repos=repos, resume=resume, model=model, api_key_env=api_key_env, concurrency=concurrency, step_limit=step_limit, test_timeout=test_timeout)
+    with RichReporter(disable=not sys.stderr.isatty()) as reporter:
+        s = run_swebench(opts, echo=click.echo, reporter=reporter)
+    click.echo(f"SWE-bench {s['profile']} ({s['runtime']}): {s['resolved']}/{s['instances']} resolved = {100 * s['score']:.2f}%, {s['unresolved']} unresolved, {s['incomplete']} incomplete")
+    if s["incomplete"]:
+        todo = [i for i, status in s["results"].items() if status == "incomplete"]
+        click.echo(f"incomplete (not counted as resolved; see <id>/agent.log, rerun with --resume): {', '.join(todo[:20])}{' …' if len(todo) > 20 else ''}")
+    click.echo(f"wrote {Path(out) / 'swebench_summary.json'} and the swebench line of {Path(out) / 'scores.json'}")
+
+
+@eval_group.command("swebench-mean")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+def eval_swebench_mean(run_dirs: tuple[str, ...]) -> None:
+    """Mean SWE-bench score of the region runs RUN_DIRS against the profile's threshold.
+
+    Exits 1 when the mean is below the threshold."""
+    from eval.swebench import swebench_mean
+
+    res = swebench_mean(list(run_dirs))
+    for d, score, resolved, n, incomplete in res.runs:
+        click.echo(f"{d}: {resolved}/{n} = {100 * score:.2f}%" + (f" ({incomplete} incomplete)" if incomplete else ""))
+    thr = "none" if res.threshold is None else f"{100 * res.threshold:.2f}%"
+    click.echo(f"mean {100 * res.mean:.2f}% over {len(res.runs)} run(s); {res.profile} threshold {thr}: {'pass' if res.passed else 'FAIL'}")
+    for note in res.notes:
+        click.echo(f"note: {note}")
+    if not res.passed:
+        sys.exit(1)
+
+
+# ---------------------------------------------------------------- tokenizers
+@cli.command("tokenizers")
+def tokenizers_cmd() -> None:
+    """List the tokenizers `--tokenizer NAME[:PATH]` accepts (nothing is downloaded)."""
+    from traces.tokenizers import TOKENIZERS
+
+    for kind in TOKENIZERS.values():
+        spec = kind.name if kind.path is None else f"{kind.name}:{kind.path}"
+        click.echo(f"{spec:<16} {kind.description}")
+
+
+# ---------------------------------------------------------------- profiles
+@cli.command("profiles")
+@click.option("--json", "as_json", is_flag=True, help="Print the profiles as JSON.")
+def profiles_cmd(as_json: bool) -> None:
+    """List the model profiles: served name, tokenizer, sampling parameters, thresholds."""
+    from dataclasses import asdict
+
+    profs = traces.profiles()
+    if as_json:
+        click.echo(json.dumps({name: asdict(p) for name, p in profs.items()}, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    def band(lo: float | None, hi: float | None) -> str:
+        return "-" if lo is None or hi is None else f"{lo:g}-{hi:g}"
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f">= {100 * x:.2f}%"
+
+    table = Table("profile", "served model", "tokenizer", "request parameters", "inline", "OSL/turn", "SWE-bench", "SWE template")
+    for name, p in profs.items():
+        params = "\n".join(f"{k}={json.dumps(v)}" for k, v in p.request_params().items())
+        t = p.thresholds
+        table.add_row(name, p.served_model_name, p.tokenizer, params, pct(t.inline), band(t.osl_min, t.osl_max), pct(t.swebench), p.swebench_template)
+    Console(width=max(140, Console().width)).print(table)
 
 
 # ---------------------------------------------------------------- report
@@ -165,14 +514,42 @@ def report(dirs: tuple[str, ...], out: str, labels: tuple[str, ...], cost_per_ho
     click.echo(f"report: {page}")
 
 
+# ---------------------------------------------------------------- serve-sim
+def _sim_options(command):  # type: ignore[no-untyped-def]
+    """One click option per `replay.sim.config.OPTIONS` entry (python -m replay.sim uses the same table)."""
+    from replay.sim.config import DEFAULTS, OPTIONS, field_name, option_type
+
+    for opt in reversed(OPTIONS):
+        default = getattr(DEFAULTS, field_name(opt))
+        shown = ",".join(default) if isinstance(default, tuple) else ("unlimited" if default is None and opt.name == "cache-tokens" else default)
+        kind = click.Choice(opt.choices) if opt.choices else option_type(opt)
+        command = click.option(f"--{opt.name}", field_name(opt), type=kind, default=None, metavar=opt.metavar, help=f"{opt.help} [default: {shown}]")(command)
+    return command
+
+
+@cli.command("serve-sim")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind (loopback unless told otherwise).")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port (0 = a free one).")
+@_sim_options
+def serve_sim(host: str, port: int, **options: object) -> None:
+    """Run the simulated OpenAI-compatible endpoint (no GPU; every response says it is simulated)."""
+    from replay.sim import config_from_options, serve
+
+    config = config_from_options(options)
+    serve(config, host, port, ready=lambda url: click.echo(f"trajbench-sim ({config.answers} answers, {config.replicas} replica(s), router {config.router}) listening on {url}  (Ctrl+C to stop)"))
+
+
 # ---------------------------------------------------------------- demo
 @cli.command("demo")
 @click.option("--out", default="demo-out", show_default=True, type=click.Path(file_okay=False), help="Folder for everything the demo writes.")
 def demo(out: str) -> None:
-    """Run the main job end to end on the bundled sample traces and the embedded simulator."""
+    """The main job end to end, offline, in about a minute: synthetic traces → shards →
+    concurrency sweep against the embedded simulator → accuracy gates → Pareto report."""
+    import asyncio
+
     from eval.demo import run_demo
 
-    run_demo(out, echo=click.echo)
+    asyncio.run(run_demo(out, echo=click.echo))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -63,12 +63,17 @@ def test_workflow_and_coding_domains_on_the_sample(tmp_path: Path, sample_shards
     assert wf and all(t["model_intent"] in t["gt_intents"] for t in wf)
 
 
-def test_a_copy_of_a_recorded_answer_that_states_no_intent_scores_zero(tmp_path: Path, sample_shards: Path) -> None:
-    res = score_run(write_run(tmp_path / "run", sample_shards, answer=oracle))
+def test_an_answer_that_states_no_intent_scores_zero(tmp_path: Path, sample_shards: Path) -> None:
+    def silent(row: traces.TurnRow) -> dict:
+        a = oracle(row)
+        return {**a, "content": "", "reasoning": ""} if row.domain == "workflow" else a
+
+    perfect = score_run(write_run(tmp_path / "perfect", sample_shards, answer=oracle))
+    assert perfect["domains"]["workflow"]["score"] == 1.0  # every recorded workflow answer states its intent
+    res = score_run(write_run(tmp_path / "run", sample_shards, answer=silent))
     wf = [t for t in res["per_turn"] if t["domain"] == "workflow"]
-    silent = [t for t in wf if t["model_intent"] is None]
-    assert silent and all(t["score"] == 0.0 for t in silent)  # the sample's bare tool-call answers
-    assert res["domains"]["workflow"]["score"] == round((len(wf) - len(silent)) / len(wf), 4)
+    assert wf and all(t["model_intent"] is None and t["score"] == 0.0 for t in wf)
+    assert res["domains"]["workflow"]["score"] == 0.0
     assert res["domains"]["coding"]["score"] == 1.0
 
 

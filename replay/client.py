@@ -1,0 +1,205 @@
+"""The streaming chat client: one turn in, one `StreamResult` of raw facts out, faults as data.
+
+A `StreamClient` is opened once per worker: an `httpx.AsyncClient` over `FastTransport` (or any
+injected transport, e.g. `httpx.MockTransport` in tests) with a keep-alive pool sized to the
+worker's slots and explicit timeouts. `stream_chat` posts a streaming chat completion and folds
+the SSE body with `replay.sse.ChatStream`. Times are `time.monotonic_ns()` taken when bytes come
+off the socket (the transport's `Timing`; with another transport, when the read reaches us).
+
+Server and stream faults never raise: they become `error_kind` (one of `replay.records.ERROR_KINDS`)
+and a message. The per-turn timeout cancels the request by closing its connection, so the server
+sees the client go away. `asyncio.CancelledError` propagates: the caller is shutting down.
+The API key only ever lives in the `Authorization` header; it is never logged or stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import orjson
+
+from .sse import ChatStream, error_text
+from .transport import TIMING_EXTENSION, FastTransport
+
+CHAT_PATH = "/v1/chat/completions"
+_DRAIN_S = 2.0  # after [DONE], how long we wait for the body's end (keeps the socket reusable)
+_ERROR_BODY_BYTES = 4096  # how much of a non-200 body goes into the error message
+
+
+@dataclass(frozen=True)
+class StreamResult:
+    """What one streamed request produced; see the module docstring for the clock."""
+
+    t_send_ns: int
+    t_first_ns: int | None
+    t_last_ns: int | None
+    chunk_ns: tuple[int, ...]
+    content: str
+    reasoning: str
+    tool_calls: tuple[dict[str, Any], ...]
+    finish_reason: str | None
+    usage: dict[str, Any] | None
+    http_status: int | None
+    error_kind: str | None
+    error_message: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.error_kind is None
+
+
+def base_without_v1(base_url: str) -> str:
+    """Users paste `http://host:8000/v1` as often as `http://host:8000`; both mean the same server."""
+    base = base_url.rstrip("/")
+    return base[:-3] if base.endswith("/v1") else base
+
+
+class StreamClient:
+    """Opened once per worker: an httpx.AsyncClient (fast transport underneath), pool sized to slots."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        max_connections: int,
+        api_key: str | None,
+        connect_timeout: float = 10.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        headers = {"Accept": "text/event-stream", "Accept-Encoding": "identity", "Content-Type": "application/json"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._http = httpx.AsyncClient(
+            base_url=base_without_v1(base_url),
+            transport=transport if transport is not None else FastTransport(max_connections),
+            # read/write are unbounded here: the per-turn timeout of stream_chat bounds the whole turn.
+            timeout=httpx.Timeout(connect=connect_timeout, read=None, write=None, pool=None),
+            headers=headers,
+            trust_env=False,  # proxies from the environment would bypass the measured transport
+        )
+
+    def __repr__(self) -> str:  # never show headers: they hold the key
+        return f"StreamClient({str(self._http.base_url)!r})"
+
+    async def __aenter__(self) -> "StreamClient":
+        await self._http.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._http.__aexit__(*exc)
+
+    async def stream_chat(self, body: dict[str, Any], headers: dict[str, str], *, timeout_s: float) -> StreamResult:
+        """POST {base}/v1/chat/completions and fold the stream; faults become error_kind."""
+        t_send = time.monotonic_ns()
+        state = ChatStream()
+        status: int | None = None
+        kind: str | None = None
+        message: str | None = None
+        try:
+            async with asyncio.timeout(timeout_s):
+                async with self._http.stream("POST", CHAT_PATH, content=orjson.dumps(body), headers=headers) as resp:
+                    status = resp.status_code
+                    timing = resp.extensions.get(TIMING_EXTENSION)
+                    if timing is not None:
+                        t_send = timing.t_send_ns
+                    if status != 200:
+                        kind, message = "http", f"HTTP {status}: {await _head_of_body(resp)}"
+                    elif resp.headers.get("content-type", "").startswith("application/json"):
+                        kind, message = _json_instead_of_stream(await resp.aread())
+                    else:
+                        await _read_stream(resp, state, timing)
+        except TimeoutError:
+            if not (state.done and state.error_kind is None):  # else: complete, only the drain was cut
+                kind, message = "timeout", f"no complete answer within {timeout_s:g} s; the request was cancelled"
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            kind, message = "connect", str(exc) or type(exc).__name__
+        except httpx.TimeoutException as exc:
+            kind, message = "timeout", str(exc) or type(exc).__name__
+        except httpx.HTTPError as exc:
+            kind, message = "stream", f"{type(exc).__name__}: {exc}"
+        except OSError as exc:  # a reset that slipped past the transport's mapping
+            kind, message = "stream", f"{type(exc).__name__}: {exc}"
+        if kind is None:
+            kind, message = state.error_kind, state.error_message
+        return StreamResult(
+            t_send_ns=t_send,
+            t_first_ns=state.t_first_ns,
+            t_last_ns=state.t_last_ns if state.t_last_ns is not None else (time.monotonic_ns() if kind else None),
+            chunk_ns=tuple(state.chunk_ns),
+            content="".join(state.content),
+            reasoning="".join(state.reasoning),
+            tool_calls=state.tool_calls(),
+            finish_reason=state.finish_reason,
+            usage=state.usage,
+            http_status=status,
+            error_kind=kind,
+            error_message=message,
+        )
+
+
+async def _read_stream(resp: httpx.Response, state: ChatStream, timing: Any) -> None:
+    raw = _body_reads(resp)
+    if timing is not None:
+        # FastTransport: reads are folded inside the protocol's data_received (no task wake-up
+        # per read); we wake once the fold has finished or the body has ended.
+        timing.tap(state.feed)
+        if not await timing.settled():
+            state.close()
+            state.t_last_ns = timing.last_arrival_ns or state.t_last_ns
+            return
+    else:
+        clock = time.monotonic_ns
+        async for data in raw:
+            if state.feed(data, clock()):
+                break
+        else:
+            state.close()
+            return
+    if state.error_kind is not None:
+        return  # the connection is closed on exit; nothing after an error matters
+    try:  # [DONE] seen: read to the body's end for the last-byte time and a reusable socket
+        async with asyncio.timeout(_DRAIN_S):
+            async for _ in raw:
+                pass
+    except (TimeoutError, httpx.HTTPError):
+        pass  # the answer is complete; the socket is simply not reused
+    if timing is not None:
+        state.t_last_ns = timing.last_arrival_ns
+    else:
+        state.t_last_ns = time.monotonic_ns()
+
+
+def _body_reads(resp: httpx.Response) -> Any:
+    """Each socket read as it came (raw); a body a transport already read (MockTransport) as one."""
+    return resp.aiter_bytes() if resp.is_stream_consumed else resp.aiter_raw()
+
+
+async def _head_of_body(resp: httpx.Response) -> str:
+    got = bytearray()
+    try:
+        async for data in _body_reads(resp):
+            got += data
+            if len(got) >= _ERROR_BODY_BYTES:
+                break
+    except httpx.HTTPError:
+        pass
+    text = bytes(got[:_ERROR_BODY_BYTES]).decode("utf-8", "replace").strip()
+    try:
+        obj = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text or "(empty body)"
+    return error_text(obj) if isinstance(obj, dict) else text
+
+
+def _json_instead_of_stream(raw: bytes) -> tuple[str, str]:
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        obj = None
+    if isinstance(obj, dict) and (obj.get("error") is not None or obj.get("object") == "error"):
+        return "error_object", error_text(obj)
+    return "malformed", "the server answered application/json, not an SSE stream; does it support stream: true?"

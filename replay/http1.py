@@ -1,0 +1,190 @@
+"""One HTTP/1.1 client connection as an asyncio Protocol, parsed by httptools (C).
+
+`Connection` owns a socket and parses one response at a time: headers resolve a future, body
+reads are stamped with `time.monotonic_ns()` in `data_received` — when the bytes come off the
+socket — and either queued as (arrival, bytes) for a reader or, once a `Timing.tap(sink)` is set,
+handed straight to the sink so no task is woken per read. `replay.transport` pools these
+connections behind the httpx transport interface.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from typing import Callable
+
+import httptools
+import httpx
+
+_HIGH_WATER = 1 << 20  # bytes queued unread before we stop reading the socket
+_monotonic_ns = time.monotonic_ns
+
+
+Sink = Callable[[bytes, int], bool]
+
+
+class Timing:
+    """Clock facts of one exchange (request written, latest body read arrived) and the tap."""
+
+    __slots__ = ("t_send_ns", "last_arrival_ns", "_conn")
+
+    def __init__(self, conn: "Connection") -> None:
+        self.t_send_ns = 0
+        self.last_arrival_ns = 0
+        self._conn = conn
+
+    def tap(self, sink: Sink) -> None:
+        """Route body reads to `sink(data, arrival_ns)` from now on (then `await settled()`);
+        reading the response stream afterwards just waits for the body's end."""
+        conn = self._conn
+        while conn.reads:
+            t_ns, data = conn.take()
+            self.last_arrival_ns = t_ns
+            if not conn.sink_done and sink(data, t_ns):
+                conn.sink_done = True
+        conn.sink = sink
+
+    async def settled(self) -> bool:
+        """Wait until the sink returned True (→ True) or the body ended (→ False); faults raise."""
+        conn = self._conn
+        loop = asyncio.get_running_loop()
+        while not conn.sink_done:
+            if conn.complete:
+                return False
+            if conn.error is not None:
+                raise conn.error
+            conn.waiter = loop.create_future()
+            await conn.waiter
+            conn.waiter = None
+        return True
+
+
+class Connection(asyncio.Protocol):
+    """One keep-alive socket; parses one response at a time into a queue of (arrival, bytes) or a tap."""
+
+    def __init__(self, key: tuple[str, str, int]) -> None:
+        self.key = key
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self.used = False
+        self._reset()
+
+    def _reset(self) -> None:
+        self.parser = httptools.HttpResponseParser(self)
+        self.status = 0
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.headers_done: asyncio.Future[None] | None = None
+        self.reads: deque[tuple[int, bytes]] = deque()
+        self.queued = 0
+        self.pieces: list[bytes] = []
+        self.complete = False
+        self.keep_alive = False
+        self.got_bytes = False
+        self.error: Exception | None = None
+        self.waiter: asyncio.Future[None] | None = None
+        self.until_close = False  # body delimited by connection close (no length, not chunked)
+        self.paused = False
+        self.sink: Sink | None = None
+        self.sink_done = False
+        self.timing = Timing(self)
+
+    def start(self, payload: bytes) -> bool:
+        """Begin one exchange: fresh parser state, then the request bytes, stamped right before
+        they are written. False if the socket is already gone (a kept-alive one the server closed)."""
+        self._reset()
+        self.used = True
+        if self.closed or self.transport is None or self.transport.is_closing():
+            return False
+        self.headers_done = asyncio.get_running_loop().create_future()
+        self.timing.t_send_ns = _monotonic_ns()
+        self.transport.write(payload)
+        return True
+
+    # ---- asyncio.Protocol
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        now = _monotonic_ns()
+        self.got_bytes = True
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError as exc:
+            self._fail(httpx.RemoteProtocolError(f"invalid HTTP response from the server: {exc}"))
+            self.close()
+            return
+        if self.pieces:
+            body = self.pieces[0] if len(self.pieces) == 1 else b"".join(self.pieces)
+            self.pieces.clear()
+            sink = self.sink
+            if sink is not None:
+                self.timing.last_arrival_ns = now
+                if self.sink_done or not sink(body, now):
+                    if not self.complete:
+                        return  # nothing for the reading task to do yet: do not wake it
+                else:
+                    self.sink_done = True
+            else:
+                self.reads.append((now, body))
+                self.queued += len(body)
+                if self.queued > _HIGH_WATER and not self.paused and self.transport is not None:
+                    self.paused = True
+                    self.transport.pause_reading()
+        self._wake()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        if self.until_close and self.headers_done is not None and self.headers_done.done():
+            self.complete = True
+        elif not self.complete:
+            why = f" ({exc})" if exc else ""
+            if self.headers_done is None or not self.headers_done.done():
+                self._fail(httpx.RemoteProtocolError(f"the server closed the connection without a response{why}"))
+            else:
+                self._fail(httpx.RemoteProtocolError(f"the server closed the connection mid-body{why}"))
+        self._wake()
+
+    # ---- httptools callbacks
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        self.status = self.parser.get_status_code()
+        names = {k.lower() for k, _ in self.headers}
+        self.until_close = b"content-length" not in names and b"transfer-encoding" not in names
+        if self.headers_done is not None and not self.headers_done.done():
+            self.headers_done.set_result(None)
+
+    def on_body(self, body: bytes) -> None:
+        self.pieces.append(body)
+
+    def on_message_complete(self) -> None:
+        self.complete = True
+        self.keep_alive = self.parser.should_keep_alive()  # only valid inside the callback
+
+    # ---- helpers
+    def _fail(self, exc: Exception) -> None:
+        if self.error is None:
+            self.error = exc
+        if self.headers_done is not None and not self.headers_done.done():
+            self.headers_done.set_exception(exc)
+            self.headers_done.exception()  # mark retrieved: the caller may already be gone
+
+    def _wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def take(self) -> tuple[int, bytes]:
+        item = self.reads.popleft()
+        self.queued -= len(item[1])
+        if self.paused and self.queued < _HIGH_WATER // 2 and self.transport is not None:
+            self.paused = False
+            self.transport.resume_reading()
+        return item
+
+    def close(self) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()

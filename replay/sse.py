@@ -1,0 +1,259 @@
+"""Parse an OpenAI chat-completions SSE stream into the facts of one turn (a pure state machine).
+
+Two layers, no I/O, no clock: `SSEParser` turns raw bytes (split anywhere, even inside a line)
+into events — `("chunk", dict)`, `("done", None)`, `("error", dict)`, `("malformed", str)` — and
+`ChatStream` folds those events into content, reasoning, tool calls merged by index, usage and
+finish reason, stamping each delta-carrying chunk with the arrival time its caller passes in.
+`parse_sse` and `parse_stream` are the pure-function fronts used by tests and tools; the client's
+hot path feeds socket reads to the same classes, so there is one implementation.
+
+Rules (DESIGN.md house style 6): blank lines, `:` comments and `event:`/`id:`/`retry:` fields are
+skipped; `data: [DONE]` ends the stream; an object with a non-null `error` (or `"object":
+"error"`) is a server error sent under HTTP 200; a `data:` payload that is not JSON, or a line
+that is not an SSE field at all, is malformed. A JSON payload split over several `data:` lines
+of one event is joined with newlines, as the SSE standard says.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import orjson
+
+CHUNK, DONE, ERROR, MALFORMED = "chunk", "done", "error", "malformed"
+
+Event = tuple[str, Any]
+
+_SKIPPED_FIELDS = (b"event", b"id", b"retry")
+
+
+class SSEParser:
+    """Incremental: `feed` any byte split, get the complete events; `close` at end of stream."""
+
+    __slots__ = ("_buf", "_pending", "done")
+
+    def __init__(self) -> None:
+        self._buf = b""
+        self._pending: bytes | None = None  # a data payload that is not (yet) valid JSON
+        self.done = False
+
+    def feed(self, data: bytes) -> list[Event]:
+        if self.done:
+            return []
+        if self._buf:
+            data = self._buf + data
+        lines = data.split(b"\n")
+        self._buf = lines.pop()  # the unterminated tail waits for the next read
+        events: list[Event] = []
+        append = events.append
+        loads = orjson.loads
+        for line in lines:
+            # Fast path for what servers send nearly always: `data: {json}` and blank lines.
+            # Anything else (or any doubt) goes to `_line`, the rules' one full statement.
+            if not line:
+                if self._pending is None:
+                    continue
+            elif line[:7] == b"data: {" and self._pending is None and line[-1:] != b"\r":
+                try:
+                    obj = loads(line[6:])
+                except orjson.JSONDecodeError:
+                    pass
+                else:
+                    if obj.get("error") is None and obj.get("object") != "error":
+                        append((CHUNK, obj))
+                        continue
+            if self._line(line, events):
+                break
+        return events
+
+    def close(self) -> list[Event]:
+        """End of input: a final line without newline still counts; a half JSON is malformed."""
+        events: list[Event] = []
+        if not self.done:
+            tail, self._buf = self._buf, b""
+            if not (tail and self._line(tail, events)) and self._pending is not None:
+                events.append((MALFORMED, _show(self._pending)))
+                self._pending = None
+        return events
+
+    def _line(self, line: bytes, events: list[Event]) -> bool:
+        """Handle one line; True once the stream has ended (DONE, error or malformed)."""
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if line.startswith(b"data:"):
+            payload = line[6:] if line[5:6] == b" " else line[5:]
+            if self._pending is not None:
+                payload = self._pending + b"\n" + payload
+            elif payload == b"[DONE]":
+                events.append((DONE, None))
+                self.done = True
+                return True
+            try:
+                obj = orjson.loads(payload)
+            except orjson.JSONDecodeError:
+                self._pending = payload  # maybe continued on the next data: line of this event
+                return False
+            self._pending = None
+            if type(obj) is dict and (obj.get("error") is not None or obj.get("object") == "error"):
+                events.append((ERROR, obj))
+                self.done = True
+                return True
+            if type(obj) is not dict:
+                events.append((MALFORMED, _show(payload)))
+                self.done = True
+                return True
+            events.append((CHUNK, obj))
+            return False
+        if not line:  # blank line: end of an event
+            if self._pending is not None:
+                events.append((MALFORMED, _show(self._pending)))
+                self.done = True
+                return True
+            return False
+        if line.startswith(b":"):
+            return False
+        name = line.split(b":", 1)[0] if b":" in line else None
+        if name in _SKIPPED_FIELDS or (name is not None and name.isalnum()):
+            return False  # an SSE field we do not use
+        events.append((MALFORMED, _show(line)))
+        self.done = True
+        return True
+
+
+def _show(raw: bytes) -> str:
+    text = raw.decode("utf-8", "replace")
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
+def parse_sse(data: bytes) -> list[Event]:
+    """All events of a complete SSE body (pure)."""
+    parser = SSEParser()
+    return parser.feed(data) + parser.close()
+
+
+def error_text(obj: dict[str, Any]) -> str:
+    """The human part of a server error object, whichever shape the server used."""
+    err = obj.get("error", obj)
+    if isinstance(err, dict):
+        msg = err.get("message") or err.get("msg") or orjson.dumps(err).decode()
+        code = err.get("code") or err.get("type")
+        return f"{msg} ({code})" if code else str(msg)
+    return str(err)
+
+
+class ChatStream:
+    """Folds a chat-completions stream into one turn's facts; `feed` returns True once finished."""
+
+    __slots__ = ("parser", "content", "reasoning", "calls", "finish_reason", "usage", "chunk_ns",
+                 "t_first_ns", "t_last_ns", "done", "error_kind", "error_message")
+
+    def __init__(self) -> None:
+        self.parser = SSEParser()
+        self.content: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish_reason: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.chunk_ns: list[int] = []
+        self.t_first_ns: int | None = None
+        self.t_last_ns: int | None = None
+        self.done = False
+        self.error_kind: str | None = None
+        self.error_message: str | None = None
+
+    def feed(self, data: bytes, t_ns: int) -> bool:
+        self.t_last_ns = t_ns
+        events = self.parser.feed(data)
+        chunk = self._chunk
+        for kind, value in events:
+            if kind is CHUNK:
+                chunk(value, t_ns)
+            else:
+                self._events([(kind, value)], t_ns)  # rare: the end, an error object, a malformed line
+        return self.done
+
+    def close(self, t_ns: int | None = None) -> bool:
+        """End of the HTTP body; a stream that never said [DONE] is complete only if it finished."""
+        self._events(self.parser.close(), t_ns if t_ns is not None else self.t_last_ns or 0)
+        if not self.done and self.error_kind is None:
+            if self.finish_reason is None:
+                self.error_kind = "stream"
+                self.error_message = "the stream ended without [DONE] or a finish_reason (truncated response)"
+            self.done = True
+        return True
+
+    def _events(self, events: list[Event], t_ns: int) -> bool:
+        for kind, value in events:
+            if kind == CHUNK:
+                self._chunk(value, t_ns)
+            elif kind == DONE:
+                self.done = True
+            elif kind == ERROR:
+                self.error_kind, self.error_message = "error_object", error_text(value)
+                self.done = True
+            else:
+                self.error_kind = "malformed"
+                self.error_message = f"not an SSE JSON event: {value!r}"
+                self.done = True
+        return self.done
+
+    def _chunk(self, obj: dict[str, Any], t_ns: int) -> None:
+        usage = obj.get("usage")
+        if usage:
+            self.usage = usage
+        choices = obj.get("choices")
+        if not choices:
+            return
+        choice = choices[0]
+        delta = choice.get("delta")
+        fresh = False
+        if delta:
+            text = delta.get("content")
+            if text:
+                self.content.append(text)
+                fresh = True
+            if len(delta) > 1 or not fresh:  # a bare {"content": …} delta has nothing else to look at
+                text = delta.get("reasoning_content") or delta.get("reasoning")
+                if text:
+                    self.reasoning.append(text)
+                    fresh = True
+                calls = delta.get("tool_calls")
+                if calls:
+                    self._merge_calls(calls)
+                    fresh = True
+        finish = choice.get("finish_reason")
+        if finish:
+            self.finish_reason = finish
+        if fresh:
+            self.chunk_ns.append(t_ns)
+            if self.t_first_ns is None:
+                self.t_first_ns = t_ns
+
+    def _merge_calls(self, calls: list[dict[str, Any]]) -> None:
+        for part in calls:
+            index = part.get("index", len(self.calls))
+            call = self.calls.get(index)
+            if call is None:
+                call = self.calls[index] = {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
+            if part.get("id"):
+                call["id"] = part["id"]
+            fn = part.get("function") or {}
+            name = fn.get("name")
+            if name and call["function"]["name"] != name:
+                call["function"]["name"] += name  # some servers stream the name in pieces
+            args = fn.get("arguments")
+            if args:
+                call["function"]["arguments"] += args
+
+    def tool_calls(self) -> tuple[dict[str, Any], ...]:
+        return tuple(self.calls[i] for i in sorted(self.calls))
+
+
+def parse_stream(reads: Iterable[tuple[int, bytes]]) -> ChatStream:
+    """Fold a whole stream given as (arrival ns, bytes) reads (pure)."""
+    stream = ChatStream()
+    for t_ns, data in reads:
+        if stream.feed(data, t_ns):
+            return stream
+    stream.close()
+    return stream

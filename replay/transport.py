@@ -1,0 +1,204 @@
+"""A fast HTTP/1.1 transport for httpx: an asyncio Protocol with the httptools C parser.
+
+httpx's default transport (h11, pure Python) costs ~40 µs per chunked frame, 10–14 ms of client
+CPU per 256-token streamed turn (DESIGN.md "Measured facts"); that caps how much load one client
+core can offer. `FastTransport` keeps httpx as the API (`httpx.AsyncClient(transport=...)`) and
+does the socket work itself: one buffer per socket read, chunked decoding in C, a keep-alive
+pool per host bounded by `max_connections`. Every body read is stamped with `time.monotonic_ns()`
+in `data_received` — when the bytes come off the socket, not when the consumer gets to them —
+and the stamp is exposed through the response extension `"trajbench.timing"` (a `Timing`).
+
+The hot path: waking the reading task once per socket read costs more than parsing the read.
+`Timing.tap(sink)` therefore hands every later body read (and any already queued) straight to
+`sink(data, arrival_ns)` inside `data_received`; `Timing.settled()` wakes only when the sink
+returns True (it has seen the end of the stream or an error), at the body's end, or on a fault.
+
+Scope: HTTP/1.1 only (no pipelining, no upgrade), plain TCP or TLS; a response that must not
+have a body (HEAD, 1xx, 204, 304) is not supported — the replay client never asks for one.
+Closing a response before its end closes the connection, which is how a timed-out or cancelled
+request is cancelled on the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from typing import AsyncIterator
+
+import httpx
+
+from .http1 import Connection, Sink, Timing
+
+__all__ = ["TIMING_EXTENSION", "FastTransport", "Sink", "Timing"]
+
+TIMING_EXTENSION = "trajbench.timing"
+
+
+class _Body(httpx.AsyncByteStream):
+    """The response body: yields each socket read as it was received."""
+
+    def __init__(self, pool: "FastTransport", conn: Connection, timing: Timing, read_timeout: float | None) -> None:
+        self._pool = pool
+        self._conn = conn
+        self._timing = timing
+        self._read_timeout = read_timeout
+        self._released = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        conn = self._conn
+        timing = self._timing
+        loop = asyncio.get_running_loop()
+        while True:
+            if conn.reads:
+                t_ns, data = conn.take()
+                timing.last_arrival_ns = t_ns
+                yield data
+                continue
+            if conn.complete:
+                return
+            if conn.error is not None:
+                raise conn.error
+            conn.waiter = loop.create_future()
+            if self._read_timeout is None:
+                await conn.waiter
+            else:
+                try:
+                    async with asyncio.timeout(self._read_timeout):
+                        await conn.waiter
+                except TimeoutError:
+                    raise httpx.ReadTimeout(f"no bytes from the server for {self._read_timeout} s") from None
+            conn.waiter = None
+
+    async def aclose(self) -> None:
+        if self._released:
+            return
+        self._released = True
+        conn = self._conn
+        keep = conn.complete and conn.keep_alive and not conn.closed and not conn.reads
+        self._pool._release(conn, keep)
+
+
+class FastTransport(httpx.AsyncBaseTransport):
+    """httpx transport over asyncio + httptools; `max_connections` bounds open sockets."""
+
+    def __init__(self, max_connections: int = 100, *, verify: bool | ssl.SSLContext = True) -> None:
+        self._max = max_connections
+        self._sem: asyncio.Semaphore | None = None
+        self._idle: dict[tuple[str, str, int], list[Connection]] = {}
+        self._verify = verify
+        self._ssl: ssl.SSLContext | None = None  # built on the first https request (loading CAs costs ms)
+        self._closed = False
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if self._closed:
+            raise RuntimeError("FastTransport is closed")
+        if self._sem is None:
+            self._sem = asyncio.Semaphore(self._max)
+        timeouts = request.extensions.get("timeout") or {}
+        url = request.url
+        if url.scheme not in ("http", "https"):
+            raise httpx.UnsupportedProtocol(f"unsupported URL scheme {url.scheme!r}", request=request)
+        key = (url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80))
+        try:
+            async with asyncio.timeout(timeouts.get("pool")):
+                await self._sem.acquire()
+        except TimeoutError:
+            raise httpx.PoolTimeout("no free connection in the pool", request=request) from None
+        try:
+            payload = await _encode(request)
+            for attempt in (0, 1):
+                conn = await self._connection(key, timeouts.get("connect"), request)
+                reused = conn.used
+                try:
+                    return await self._exchange(conn, request, payload, timeouts.get("read"))
+                except httpx.RemoteProtocolError:
+                    # A kept-alive socket the server closed just before we wrote: retry once, fresh.
+                    if attempt == 0 and reused and not conn.got_bytes:
+                        conn.close()
+                        continue
+                    raise
+            raise AssertionError("unreachable")
+        except BaseException:
+            self._sem.release()
+            raise
+
+    async def _exchange(self, conn: Connection, request: httpx.Request, payload: bytes, read_timeout: float | None) -> httpx.Response:
+        try:
+            if not conn.start(payload):
+                raise httpx.RemoteProtocolError("the server closed the kept-alive connection", request=request)
+            timing = conn.timing
+            try:
+                async with asyncio.timeout(read_timeout):
+                    await conn.headers_done
+            except TimeoutError:
+                raise httpx.ReadTimeout(f"no response headers within {read_timeout} s", request=request) from None
+        except BaseException:
+            conn.close()
+            raise
+        return httpx.Response(
+            conn.status, headers=conn.headers, stream=_Body(self, conn, timing, read_timeout),
+            extensions={"http_version": b"HTTP/1.1", TIMING_EXTENSION: timing},
+        )
+
+    async def _connection(self, key: tuple[str, str, int], connect_timeout: float | None, request: httpx.Request) -> Connection:
+        idle = self._idle.get(key)
+        while idle:
+            conn = idle.pop()
+            if not conn.closed and conn.transport is not None and not conn.transport.is_closing():
+                return conn
+        scheme, host, port = key
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(connect_timeout):
+                _, conn = await loop.create_connection(
+                    lambda: Connection(key), host, port,
+                    ssl=self._ssl_context() if scheme == "https" else None,
+                    server_hostname=host if scheme == "https" else None,
+                )
+        except TimeoutError:
+            raise httpx.ConnectTimeout(f"no connection to {host}:{port} within {connect_timeout} s", request=request) from None
+        except OSError as exc:
+            raise httpx.ConnectError(f"cannot connect to {host}:{port}: {exc}", request=request) from None
+        return conn
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        if self._ssl is None:
+            v = self._verify
+            self._ssl = v if isinstance(v, ssl.SSLContext) else (ssl.create_default_context() if v else _insecure())
+        return self._ssl
+
+    def _release(self, conn: Connection, keep: bool) -> None:
+        if keep and not self._closed:
+            conn.waiter = None
+            self._idle.setdefault(conn.key, []).append(conn)
+        else:
+            conn.close()
+        if self._sem is not None:
+            self._sem.release()
+
+    async def aclose(self) -> None:
+        self._closed = True
+        for conns in self._idle.values():
+            for conn in conns:
+                conn.close()
+        self._idle.clear()
+
+
+async def _encode(request: httpx.Request) -> bytes:
+    """Request line, headers and body as one buffer: one write, one syscall for small requests."""
+    body = b"".join([part async for part in request.stream])  # type: ignore[union-attr]
+    chunked = any(k.lower() == b"transfer-encoding" and b"chunked" in v.lower() for k, v in request.headers.raw)
+    if chunked:
+        body = (b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)) if body else b"0\r\n\r\n"
+    head = [request.method.encode("ascii"), b" ", request.url.raw_path, b" HTTP/1.1\r\n"]
+    for name, value in request.headers.raw:
+        head += [name, b": ", value, b"\r\n"]
+    head.append(b"\r\n")
+    return b"".join(head) + body
+
+
+def _insecure() -> ssl.SSLContext:
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    return ctx

@@ -1,0 +1,140 @@
+"""The pure SSE parser and the chat-stream fold (replay.sse)."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from replay.sse import CHUNK, DONE, ERROR, MALFORMED, ChatStream, parse_sse, parse_stream
+
+
+def _data(obj: object) -> bytes:
+    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+def _delta(**delta: object) -> bytes:
+    return _data({"choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+
+
+FINISH = _data({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+USAGE = _data({"choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 3}})
+DONE_LINE = b"data: [DONE]\n\n"
+
+
+def test_skips_blank_comment_event_id_retry_lines() -> None:
+    body = b": keep-alive\n\nevent: message\nid: 4\nretry: 10\n" + _delta(content="hi") + DONE_LINE
+    assert parse_sse(body) == [(CHUNK, {"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": None}]}), (DONE, None)]
+
+
+def test_done_ends_and_later_bytes_are_ignored() -> None:
+    assert parse_sse(DONE_LINE + _delta(content="late")) == [(DONE, None)]
+
+
+def test_crlf_line_endings_and_data_without_space() -> None:
+    body = b'data:{"choices":[]}\r\n\r\ndata: [DONE]\r\n\r\n'
+    assert parse_sse(body) == [(CHUNK, {"choices": []}), (DONE, None)]
+
+
+def test_error_object_under_200_is_an_error_event() -> None:
+    events = parse_sse(_delta(content="a") + _data({"error": {"message": "KV cache full", "code": 503}}))
+    assert events[-1] == (ERROR, {"error": {"message": "KV cache full", "code": 503}})
+
+
+def test_vllm_style_error_object() -> None:
+    events = parse_sse(_data({"object": "error", "message": "boom", "type": "BadRequestError"}))
+    assert events[0][0] == ERROR
+
+
+def test_error_null_is_an_ordinary_chunk() -> None:
+    assert parse_sse(_data({"choices": [], "error": None}))[0][0] == CHUNK
+
+
+def test_non_json_data_line_is_malformed() -> None:
+    events = parse_sse(b"data: {not json\n\n" + DONE_LINE)
+    assert events == [(MALFORMED, "{not json")]
+
+
+def test_bare_line_that_is_no_sse_field_is_malformed() -> None:
+    assert parse_sse(b'{"choices": []}\n\n')[0][0] == MALFORMED
+    assert parse_sse(b"garbage\n")[0][0] == MALFORMED
+
+
+def test_json_split_over_two_data_lines_of_one_event_is_joined() -> None:
+    assert parse_sse(b'data: {"choices":\ndata: []}\n\n') == [(CHUNK, {"choices": []})]
+
+
+def test_truncated_json_at_end_of_input_is_malformed() -> None:
+    assert parse_sse(b'data: {"choices": [')[0][0] == MALFORMED
+
+
+def test_final_line_without_newline_still_counts() -> None:
+    assert parse_sse(b"data: [DONE]") == [(DONE, None)]
+
+
+def _stream_body() -> bytes:
+    return (
+        _delta(role="assistant")
+        + _delta(reasoning_content="think ")
+        + _delta(reasoning="more")
+        + _delta(content="Hel")
+        + _delta(content="lo")
+        + _delta(tool_calls=[{"index": 0, "id": "call_a", "type": "function", "function": {"name": "bash", "arguments": ""}}])
+        + _delta(tool_calls=[{"index": 1, "id": "call_b", "type": "function", "function": {"name": "read", "arguments": "{\"p\":"}}])
+        + _delta(tool_calls=[{"index": 0, "function": {"arguments": "{\"cmd\":"}}])
+        + _delta(tool_calls=[{"index": 0, "function": {"arguments": "\"ls\"}"}}])
+        + _delta(tool_calls=[{"index": 1, "function": {"arguments": "1}"}}])
+        + FINISH + USAGE + DONE_LINE
+    )
+
+
+def test_fold_merges_content_reasoning_tool_calls_usage_and_finish() -> None:
+    s = parse_stream([(1000, _stream_body())])
+    assert (s.error_kind, s.done) == (None, True)
+    assert "".join(s.content) == "Hello"
+    assert "".join(s.reasoning) == "think more"
+    assert s.tool_calls() == (
+        {"id": "call_a", "type": "function", "function": {"name": "bash", "arguments": '{"cmd":"ls"}'}},
+        {"id": "call_b", "type": "function", "function": {"name": "read", "arguments": '{"p":1}'}},
+    )
+    assert s.finish_reason == "stop"
+    assert s.usage == {"prompt_tokens": 7, "completion_tokens": 3}
+    # role-only, finish and usage chunks carry no delta: 9 stamped chunks
+    assert s.chunk_ns == [1000] * 9
+
+
+def test_fold_stamps_first_and_each_delta_with_its_read_time() -> None:
+    reads = [(10, _delta(role="assistant")), (20, _delta(content="a") + _delta(content="b")), (30, FINISH), (40, DONE_LINE)]
+    s = parse_stream(reads)
+    assert (s.t_first_ns, s.chunk_ns, s.t_last_ns) == (20, [20, 20], 40)
+
+
+@given(st.lists(st.integers(min_value=1, max_value=len(_stream_body()) - 1), max_size=12))
+def test_any_split_of_the_bytes_gives_the_same_fold(cuts: list[int]) -> None:
+    body = _stream_body()
+    points = [0, *sorted(set(cuts)), len(body)]
+    split = parse_stream([(1, body[a:b]) for a, b in zip(points, points[1:]) if b > a])
+    whole = parse_stream([(1, body)])
+    assert (split.content, split.reasoning, split.tool_calls(), split.usage, split.finish_reason, split.error_kind) == (
+        whole.content, whole.reasoning, whole.tool_calls(), whole.usage, whole.finish_reason, whole.error_kind)
+
+
+def test_stream_without_done_but_with_finish_is_complete() -> None:
+    assert parse_stream([(1, _delta(content="x") + FINISH)]).error_kind is None
+
+
+def test_stream_cut_before_finish_is_a_stream_error() -> None:
+    s = parse_stream([(1, _delta(content="x"))])
+    assert s.error_kind == "stream" and "truncated" in (s.error_message or "")
+
+
+def test_error_object_becomes_error_kind_with_its_message() -> None:
+    s = parse_stream([(1, _delta(content="x") + _data({"error": {"message": "overloaded", "type": "server_error"}}))])
+    assert (s.error_kind, s.error_message) == ("error_object", "overloaded (server_error)")
+
+
+def test_malformed_line_becomes_error_kind() -> None:
+    s = ChatStream()
+    assert s.feed(b"data: nope\n\n", 5) is True
+    assert s.error_kind == "malformed" and "nope" in (s.error_message or "")

@@ -1,0 +1,180 @@
+"""FastTransport under httpx against a real byte-level loopback server (replay.transport)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any, Awaitable, Callable
+
+import httpx
+import pytest
+
+from raw_server import END, Exchange, RawServer, chunk, full_stream, plain, sse_head
+from replay.transport import TIMING_EXTENSION, FastTransport, Timing
+
+
+def run(coro: Awaitable[Any]) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, 20))
+
+
+def serve(response: bytes) -> Callable[[Exchange], Awaitable[None]]:
+    async def script(ex: Exchange) -> None:
+        ex.write(response)
+    return script
+
+
+def test_request_bytes_carry_method_path_headers_and_body() -> None:
+    async def go() -> None:
+        async with RawServer(serve(plain(200, b"{}"))) as srv:
+            async with httpx.AsyncClient(transport=FastTransport(2)) as c:
+                r = await c.post(srv.url + "/v1/chat/completions?x=1", content=b'{"a":1}', headers={"X-Session-ID": "s1"})
+            req = srv.books.requests[0]
+            assert (r.status_code, r.json()) == (200, {})
+            assert req.line == "POST /v1/chat/completions?x=1 HTTP/1.1"
+            assert req.headers["x-session-id"] == "s1" and req.headers["host"] == f"127.0.0.1:{srv.port}"
+            assert req.body == b'{"a":1}'
+    run(go())
+
+
+def test_chunked_body_is_decoded_across_split_writes() -> None:
+    async def script(ex: Exchange) -> None:
+        data = sse_head() + chunk(b"hello ") + chunk(b"world") + END
+        for k in range(0, len(data), 7):  # frame boundaries fall anywhere
+            ex.write(data[k:k + 7])
+            await asyncio.sleep(0.001)
+
+    async def go() -> None:
+        async with RawServer(script) as srv:
+            async with httpx.AsyncClient(transport=FastTransport(2)) as c:
+                r = await c.get(srv.url + "/")
+            assert r.content == b"hello world"
+    run(go())
+
+
+def test_body_until_close_without_length() -> None:
+    async def script(ex: Exchange) -> None:
+        ex.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nall of it")
+        ex.close()
+
+    async def go() -> None:
+        async with RawServer(script) as srv:
+            async with httpx.AsyncClient(transport=FastTransport(2)) as c:
+                assert (await c.get(srv.url + "/")).content == b"all of it"
+    run(go())
+
+
+def test_keep_alive_reuses_one_connection() -> None:
+    async def go() -> None:
+        async with RawServer(serve(full_stream("a"))) as srv:
+            async with httpx.AsyncClient(transport=FastTransport(4)) as c:
+                for _ in range(3):
+                    async with c.stream("POST", srv.url + "/v1/chat/completions", content=b"{}") as r:
+                        await r.aread()
+            assert (len(srv.books.requests), srv.books.connections) == (3, 1)
+    run(go())
+
+
+def test_pool_never_opens_more_than_max_connections() -> None:
+    async def script(ex: Exchange) -> None:
+        await asyncio.sleep(0.02)
+        ex.write(full_stream("a"))
+
+    async def go() -> None:
+        async with RawServer(script) as srv:
+            async with httpx.AsyncClient(transport=FastTransport(2)) as c:
+                await asyncio.gather(*(c.post(srv.url + "/", content=b"{}") for _ in range(6)))
+            assert (len(srv.books.requests), srv.books.connections) == (6, 2)
+    run(go())
+
+
+def test_kept_alive_socket_closed_by_server_is_retried_on_a_fresh_one() -> None:
+    async def script(ex: Exchange) -> None:
+        ex.write(plain(200, b"ok"))
+        await asyncio.sleep(0.01)
+        ex.close()  # server drops idle keep-alive sockets
+
+    async def go() -> None:
+        async with RawServer(script) as srv:
+            async with httpx.AsyncClient(transport=FastTransport(2)) as c:
+                assert (await c.get(srv.url + "/")).content == b"ok"
+                await asyncio.sleep(0.05)
+                assert (await c.get(srv.url + "/")).content == b"ok"
+            assert srv.books.connections == 2
+    run(go())
+
+
+def test_timing_extension_stamps_send_and_arrival() -> None:
+    async def go() -> None:
+        async with RawServer(serve(full_stream("a", "b"))) as srv:
+            async with httpx.AsyncClient(transport=FastTransport(2)) as c:
+                async with c.stream("POST", srv.url + "/", content=b"{}") as r:
+                    timing = r.extensions[TIMING_EXTENSION]
+                    assert isinstance(timing, Timing) and timing.t_send_ns > 0
+                    async for _ in r.aiter_raw():
+                        assert timing.last_arrival_ns >= timing.t_send_ns
+    run(go())
+
+
+def test_closing_a_response_early_closes_the_connection() -> None:
+    async def script(ex: Exchange) -> None:
+        ex.write(sse_head() + chunk(b"data: 1\n\n"))
+        assert await ex.client_gone()
+
+    async def go() -> None:
+        async with RawServer(script) as srv:
+            async with httpx.AsyncClient(transport=FastTransport(2)) as c:
+                async with c.stream("POST", srv.url + "/", content=b"{}") as r:
+                    async for _ in r.aiter_raw():
+                        break
+            await asyncio.sleep(0.05)
+            assert srv.books.closed_by_client == 1
+    run(go())
+
+
+def test_mid_body_close_raises_remote_protocol_error() -> None:
+    async def script(ex: Exchange) -> None:
+        ex.write(sse_head() + chunk(b"data: 1\n\n"))
+        await asyncio.sleep(0.01)
+        ex.close()
+
+    async def go() -> None:
+        async with RawServer(script) as srv:
+            async with httpx.AsyncClient(transport=FastTransport(2)) as c:
+                with pytest.raises(httpx.RemoteProtocolError, match="mid-body"):
+                    await c.get(srv.url + "/")
+    run(go())
+
+
+def test_connection_refused_is_connect_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # bound, never listening: refused
+
+        async def go() -> None:
+            async with httpx.AsyncClient(transport=FastTransport(2)) as c:
+                with pytest.raises(httpx.ConnectError):
+                    await c.get(f"http://127.0.0.1:{port}/")
+        run(go())
+
+
+def test_garbage_response_is_remote_protocol_error() -> None:
+    async def go() -> None:
+        async with RawServer(serve(b"SPDY/9 banana\r\n\r\n")) as srv:
+            async with httpx.AsyncClient(transport=FastTransport(2)) as c:
+                with pytest.raises(httpx.RemoteProtocolError):
+                    await c.get(srv.url + "/")
+    run(go())
+
+
+def test_read_timeout_when_headers_never_come() -> None:
+    async def script(ex: Exchange) -> None:
+        await ex.client_gone()
+
+    async def go() -> None:
+        async with RawServer(script) as srv:
+            async with httpx.AsyncClient(transport=FastTransport(2), timeout=httpx.Timeout(5, read=0.1)) as c:
+                with pytest.raises(httpx.ReadTimeout):
+                    await c.get(srv.url + "/")
+            await asyncio.sleep(0.05)
+            assert srv.books.closed_by_client == 1
+    run(go())
