@@ -9,7 +9,18 @@ from .errors import ReplayError
 
 #: Loaded on first use: the run machinery pulls in pyarrow, httpx and rich, which the simulator
 #: child process and the worker processes should not pay for at start-up.
-_LAZY = {"run_replay": ".run", "write_results": ".summary"}
+_LAZY = {
+    "Point": ".pareto",
+    "Record": ".records",
+    "StreamClient": ".client",
+    "StreamResult": ".client",
+    "build_report": ".report",
+    "frontier": ".pareto",
+    "read_records": ".records",
+    "run_replay": ".run",
+    "run_sweep": ".sweep",
+    "write_results": ".summary",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -20,4 +31,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = sorted(["ReplayError", "RunConfig", "run_replay", "write_results"])
+__all__ = sorted(["ReplayError", "RunConfig", *_LAZY])
