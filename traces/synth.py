@@ -5,6 +5,11 @@ context) and 500 agentic-workflow (`sim_NNN`, a large shared system prompt with 
 shallower) — with 30,335 client turns and 30,328 assistant turns (7 trajectories end on a client
 turn). `--scale X` scales the trajectory and turn counts (scale 0.02 is a tiny demo set).
 
+The recorded answers are as long as the reference model's (SPEC §9: the OSL band is built on its
+mean output per turn), about 420 Qwen3.6 tokens per assistant turn counting reasoning, content
+and tool-call arguments, long-tailed per turn (`synth_text`), so a perfect model replaying the set
+passes the OSL gate.
+
 Determinism: everything is drawn from `random.Random(seed)`-derived generators (one per
 trajectory, seeded from the run seed and the trajectory's index), no global state, no clock, so
 the same seed and scale give the same bytes on any machine. The per-trajectory client-turn counts

@@ -1,8 +1,9 @@
 """Synthetic agentic-coding trajectories: a bash-tool agent fixing an issue in a Python repository.
 
-Each trajectory is one task prompt, then (reasoning + one `bash` call, tool output) pairs walking
+Each trajectory is one task prompt, then (THOUGHT + one `bash` call, tool output) pairs walking
 through the phases real SWE-agent runs show — explore the tree, read files, reproduce the bug,
-edit, run tests (failing first, then passing) — and a final submit call. Tool outputs are
+edit, run tests (failing first, then passing) — and a final submit call. The THOUGHTs
+(`synth_coding_text`) are as long as the reference model's answers (SPEC §9 OSL band). Tool outputs are
 code listings, grep hits, tracebacks and pytest reports sized like the fixture's (median ~400
 characters, long tail), so the prompt grows to tens of thousands of tokens. Tool delays follow
 the recorded fixture's distribution (`TOOL_DELAY_QUANTILES`).
@@ -15,6 +16,7 @@ import random
 from bisect import bisect_right
 
 from .model import Row, Trajectory
+from .synth_coding_text import Thought, kind_of, summary
 
 #: Quantiles of the tool-row `delay_seconds` of the shared 20-trajectory coding fixture (987 rows,
 #: 636 s in total): (cumulative probability, seconds). Sampled by inverse CDF with linear steps.
@@ -62,21 +64,6 @@ WORDS = (
     "error message warning reason status code mode flag option setting param element entry row"
 ).split()
 VERBS = "get set check build parse render resolve validate update create find load save apply convert normalize".split()
-PHRASES = (
-    "Let's look at how {a} is handled in `{f}`.",
-    "The error comes from `{fn}`, which builds the message without the {a} name.",
-    "I need to see the surrounding code of `{fn}` before changing anything.",
-    "Now let's check where `{fn}` is called from.",
-    "The reproduction script confirms the bug: {a} is not included.",
-    "Let me run the relevant tests to make sure nothing else breaks.",
-    "The test failure shows that the {a} argument is passed as {b}; I should convert it first.",
-    "Good, the change works. Let's also check the edge case where {a} is empty.",
-    "I will update `{fn}` so that it passes {a} through to `{fn2}`.",
-    "This looks like the right place. The {a} handling mirrors the {b} code path.",
-    "Let me search for other uses of `{fn2}` so the fix stays consistent.",
-)
-
-
 def tool_delay(rng: random.Random) -> float:
     u = rng.random()
     i = min(bisect_right(_QP, u), len(_QP) - 1)
@@ -97,7 +84,7 @@ def coding_ids(rng: random.Random, n: int) -> list[str]:
     return ids
 
 
-class _Repo:
+class Repo:
     def __init__(self, rng: random.Random, cid: str) -> None:
         self.rng = rng
         org = cid.split("__")[0]
@@ -105,6 +92,8 @@ class _Repo:
         self.files = [f"{self.pkg}/{rng.choice(subs)}/{rng.choice(WORDS)}{rng.choice(('', 's', '_utils', '_base'))}.py" for _ in range(6)]
         self.funcs = [f"{rng.choice(VERBS)}_{rng.choice(WORDS)}" for _ in range(8)]
         self.tests = [f"tests/{rng.choice(WORDS)}_tests/test_{rng.choice(WORDS)}.py" for _ in range(3)]
+        # The target of the current command, which its THOUGHT talks about.
+        self.f, self.fn, self.line = self.files[0], self.funcs[0], 1
 
     def ident(self) -> str:
         r = self.rng
@@ -141,8 +130,9 @@ class _Repo:
     def command_and_output(self, phase: str, step: int) -> tuple[str, str, int]:
         """(bash command, its output, return code) for one step of the given phase."""
         r = self.rng
-        f = r.choice(self.files)
-        fn = r.choice(self.funcs)
+        f = self.f = r.choice(self.files)
+        fn = self.fn = r.choice(self.funcs)
+        self.line = r.randint(10, 1800)
         if phase == "explore":
             if r.random() < 0.5:
                 cmd = f'find . -type f -name "*.py" | xargs grep -l "{fn}" | head -20'
@@ -152,7 +142,7 @@ class _Repo:
                 out = "\n".join(f"{r.randint(10, 1800)}:    {self.code(1).strip()}" for _ in range(r.randint(1, 12))) + "\n"
             return cmd, out, 0
         if phase == "read":
-            a = r.randint(1, 1500)
+            a = self.line = r.randint(1, 1500)
             n = int(min(260, r.lognormvariate(3.0, 0.8))) + 3
             return f"sed -n '{a},{a + n}p' {f}", self.code(n), 0
         if phase == "reproduce":
@@ -192,15 +182,7 @@ def _phase(pos: float, rng: random.Random) -> str:
     return "test"
 
 
-def _reasoning(repo: _Repo, rng: random.Random) -> str:
-    n = 1 + min(8, int(rng.expovariate(0.6)))
-    parts = []
-    for _ in range(n):
-        parts.append(rng.choice(PHRASES).format(a=repo.ident(), b=repo.ident(), f=rng.choice(repo.files), fn=rng.choice(repo.funcs), fn2=rng.choice(repo.funcs)))
-    return " ".join(parts) if n < 4 else "\n\n".join(parts)
-
-
-def _task(repo: _Repo, rng: random.Random, cid: str) -> str:
+def _task(repo: Repo, rng: random.Random, cid: str) -> str:
     fn = rng.choice(repo.funcs)
     issue = (
         f"{fn.replace('_', ' ').capitalize()}: error message for {repo.ident()} does not include the {repo.ident()} name\n"
@@ -228,16 +210,20 @@ def _call(k: int, command: str) -> dict[str, object]:
 
 def coding_trajectory(rng: random.Random, cid: str, client_turns: int, *, open_ended: bool) -> Trajectory:
     """One coding trajectory with exactly `client_turns` client rows (1 user + tool rows)."""
-    repo = _Repo(rng, cid)
+    repo = Repo(rng, cid)
     rows = [Row(1, "user", content=_task(repo, rng, cid), system=SYSTEM, tools=(BASH_TOOL,))]
     steps = client_turns - 1
+    thought = Thought(repo, rng)
+    last: tuple[str, str] | None = None
     for k in range(steps):
         phase = _phase(k / max(1, steps), rng)
         cmd, out, rc = repo.command_and_output(phase, k)
-        rows.append(Row(len(rows) + 1, "assistant", reasoning_content=_reasoning(repo, rng), tool_calls=(_call(k, cmd),)))
+        kind = kind_of(phase, cmd, rc)
+        rows.append(Row(len(rows) + 1, "assistant", reasoning_content=thought(last, kind), tool_calls=(_call(k, cmd),)))
         body = f"<returncode>{rc}</returncode>\n<output>\n{out}</output>" if out else f"<returncode>{rc}</returncode>\n<output>\n</output>"
         rows.append(Row(len(rows) + 1, "tool", tool_results=({"tool_call_id": f"functions.bash:{k}", "content": body},), delay_seconds=tool_delay(rng)))
+        last = (kind, out)
     if not open_ended:
         final = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached"
-        rows.append(Row(len(rows) + 1, "assistant", reasoning_content="The fix is in place and the tests pass. Let me submit the changes.", tool_calls=(_call(steps, final),)))
+        rows.append(Row(len(rows) + 1, "assistant", reasoning_content=summary(repo, rng), tool_calls=(_call(steps, final),)))
     return Trajectory(cid, tuple(rows), source="synthetic")

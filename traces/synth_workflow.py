@@ -3,9 +3,10 @@
 All workflow trajectories share one large system prompt (company policies, business rules and the
 intent catalogue) and one list of a few dozen tools (`WorkflowWorld`, built once per run). Each
 trajectory is a customer conversation: user requests, each handled with zero to three tool
-rounds (order, shipment, policy, refund… tools returning JSON) and a final reply. Assistant rows
-carry the request's `intent_codes` (the inline-accuracy ground truth). User rows wait a think
-time of seconds to minutes; tool rows wait a short API latency.
+rounds (order, shipment, policy, refund… tools returning JSON) and a final reply, written by
+`synth_workflow_text.Agent` at the reference model's answer lengths. Assistant rows carry the
+request's `intent_codes` (the inline-accuracy ground truth) and state it as `Intent: Ixxx`. User
+rows wait a think time of seconds to minutes; tool rows wait a short API latency.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import random
 from typing import Any
 
 from .model import Row, Trajectory
+from .synth_workflow_text import Agent
 
 INTENTS = (
     ("order_status", "Customer asks where an order is or when it will arrive", ("get_order", "get_shipment", "track_package")),
@@ -55,8 +57,10 @@ class WorkflowWorld:
 
     def __init__(self, rng: random.Random) -> None:
         self.intent_codes = {name: f"I{k * 3 + 7:03d}" for k, (name, _, _) in enumerate(INTENTS)}
+        self.descriptions = {name: d for name, d, _ in INTENTS}
         names = sorted({t for _, _, tools in INTENTS for t in tools} | {"get_customer", "search_orders", "list_orders", "add_note", "send_email"})
         self.tools = [self._tool_def(rng, n) for n in names]
+        self.rules: dict[str, list[str]] = {}  # policy area -> its rules, as the system prompt lists them
         self.system = self._system(rng)
 
     def _tool_def(self, rng: random.Random, name: str) -> dict[str, Any]:
@@ -107,6 +111,7 @@ class WorkflowWorld:
                         )
                     )
                 )
+            self.rules[area] = [x.split(". ", 1)[1] for x in rules]
             out.append(f"# Policy: {area}\n\n" + "\n".join(rules))
         out.append("# Style\n\nAnswer in plain text, at most a short paragraph. Transfer to a human agent only when the policy requires it or the customer insists twice.")
         return "\n\n".join(out)
@@ -127,6 +132,9 @@ class _Customer:
         self.id = f"C-{rng.randint(10000, 99999)}"
         self.email = self.name.lower().replace(" ", ".") + "@example.com"
         self.orders = [f"W{rng.randint(1000000, 9999999)}" for _ in range(rng.randint(1, 4))]
+
+    def slots(self) -> dict[str, object]:
+        return {"name": self.name.split()[0], "full": self.name, "email": self.email, "cust": self.id, "norders": len(self.orders)}
 
     def result(self, tool: str, order: str) -> dict[str, Any]:
         r = self.rng
@@ -164,9 +172,9 @@ def workflow_trajectory(rng: random.Random, world: WorkflowWorld, cid: str, clie
     rows: list[Row] = []
     remaining = client_turns
     calls = 0
+    agent = Agent(rng, world, c.slots())
     while remaining > 0:
         name, _, tools = rng.choice(INTENTS)
-        code = world.intent_codes[name]
         order = rng.choice(c.orders)
         text = _user_text(rng, name, c, order)
         if not rows:
@@ -174,32 +182,19 @@ def workflow_trajectory(rng: random.Random, world: WorkflowWorld, cid: str, clie
         else:
             rows.append(Row(len(rows) + 1, "user", content=text, delay_seconds=_think_time(rng)))
         remaining -= 1
+        agent.request(name, order)
         rounds = min(remaining, rng.choice((0, 1, 1, 2, 2, 3)))
         for k in range(rounds):
             tool = tools[k % len(tools)]
             call = _call(rng, calls, tool, c, order)
             calls += 1
-            reasoning = f"Intent: {code} ({name}). " + rng.choice(("I will look this up first.", "I need the order details before answering.", "Next, check the policy.", "Verify before changing anything.")) + f" Calling {tool}."
-            rows.append(Row(len(rows) + 1, "assistant", reasoning_content=reasoning, tool_calls=(call,), intent_codes=(code,)))
-            result = json.dumps(c.result(tool, order))
-            rows.append(Row(len(rows) + 1, "tool", tool_results=({"tool_call_id": call["id"], "content": result},), delay_seconds=_api_latency(rng)))
+            rows.append(Row(len(rows) + 1, "assistant", reasoning_content=agent.plan(tool, k), tool_calls=(call,), intent_codes=(agent.code,)))
+            result = c.result(tool, order)
+            agent.saw(tool, result)
+            rows.append(Row(len(rows) + 1, "tool", tool_results=({"tool_call_id": call["id"], "content": json.dumps(result)},), delay_seconds=_api_latency(rng)))
             remaining -= 1
         if remaining == 0 and open_ended:
             break
-        reply = rng.choice(
-            (
-                f"Thanks, {c.name.split()[0]}. I checked order {order}: ",
-                f"I've looked into your {name.replace('_', ' ')} request for order {order}. ",
-                "Thank you for your patience. ",
-            )
-        ) + rng.choice(
-            (
-                "It is on its way and the carrier estimates delivery within 3 business days.",
-                "I have started the process; you will receive a confirmation email shortly.",
-                "According to our policy this item is eligible, and I can proceed once you confirm.",
-                "Unfortunately this item is final sale, so I can offer store credit instead.",
-                "I have opened a ticket with our specialist team, who will contact you within 24 hours.",
-            )
-        ) + " Is there anything else I can help you with?"
-        rows.append(Row(len(rows) + 1, "assistant", content=reply, reasoning_content=f"Intent: {code}. Summarise the outcome for the customer.", intent_codes=(code,)))
+        reasoning, reply = agent.reply()
+        rows.append(Row(len(rows) + 1, "assistant", content=reply, reasoning_content=reasoning, intent_codes=(agent.code,)))
     return Trajectory(cid, tuple(rows), source="synthetic")

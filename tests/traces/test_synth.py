@@ -1,17 +1,26 @@
-"""The synthetic dataset: exact official counts, determinism, validity, domain split, delays."""
+"""The synthetic dataset: exact official counts, determinism, validity, domain split, delays, and
+recorded answers as long as the reference model's (SPEC §9 OSL band)."""
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from traces import TraceError, validate_sources
+from eval.rules import message_actions, model_intent
+from traces import BuildOptions, TraceError, build_shards, get_profile, validate_sources
 from traces.io import iter_lines
 from traces.synth import OFFICIAL_CLIENT_TURNS, plan, synthesize
 from traces.synth_coding import TOOL_DELAY_QUANTILES, tool_delay
+from traces.synth_text import Lengths
+from traces.tokenizers import load_tokenizer
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _rows(path: Path) -> list[dict]:
@@ -138,3 +147,77 @@ def test_full_scale_file_has_the_exact_official_counts(tmp_path: Path) -> None:
     assert roles["user"] + roles["tool"] == 30_335 and roles["assistant"] == 30_328
     assert sum(role != "assistant" for role in last.values()) == 7
     assert (res.client_turns, res.assistant_turns, res.trajectories) == (30_335, 30_328, 613)
+
+
+def test_same_seed_same_bytes_under_any_hash_seed(tmp_path: Path) -> None:
+    code = "import sys; from traces.synth import synthesize; synthesize(sys.argv[1], seed=2, scale=0.01)"
+    outs = []
+    for hash_seed in ("1", "2"):
+        out = tmp_path / f"h{hash_seed}.jsonl"
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        subprocess.run([sys.executable, "-c", code, str(out)], cwd=ROOT, env=env, check=True, timeout=60)
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+
+
+def test_stratified_lengths_keep_the_spread_and_pin_the_mean() -> None:
+    import random
+
+    def block_means(stratified: bool) -> list[float]:
+        out = []
+        for seed in range(300):
+            draw = Lengths(random.Random(seed), 400, 1.0, lo=12, hi=6000)
+            rng = random.Random(seed)
+            out.append(statistics.mean(draw() if stratified else draw.median * rng.lognormvariate(0, 1.0) for _ in range(16)))
+        return out
+
+    strat, iid = block_means(True), block_means(False)
+    assert statistics.mean(strat) == pytest.approx(400, rel=0.05)
+    # A block of 16 takes one draw from each sixteenth of the lognormal: its mean varies far
+    # less than that of 16 independent draws, which is what keeps a small set inside the band.
+    assert statistics.stdev(strat) < 0.5 * statistics.stdev(iid)
+    draw = Lengths(random.Random(0), 400, 1.0, lo=12, hi=6000)
+    single = [draw() for _ in range(640)]
+    assert min(single) < 60 and max(single) > 2500  # single answers: short and very long ones
+
+
+def _answer_chars_tokens(row: dict) -> int:
+    """The simulator's count (SPEC §8.4 fallback, 4 characters per token) of one answer."""
+    calls = row.get("tool_calls") or []
+    return sum(-(-len(row.get(k) or "") // 4) for k in ("reasoning_content", "content")) + sum(
+        1 + -(-len(c["function"]["arguments"]) // 4) for c in calls
+    )
+
+
+def test_expected_osl_of_a_small_build_is_in_the_reference_band(tiny: Path, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "shards"
+    build_shards([str(tiny)], out, BuildOptions(name="tiny"), counter=load_tokenizer("qwen3.6"))
+    cols = {"domain": [], "expected_osl_tokens": [], "expected_json": []}
+    for f in sorted(out.glob("*.parquet")):
+        part = pq.read_table(f, columns=list(cols)).to_pydict()
+        for k in cols:
+            cols[k] += part[k]
+    osl = [(d, n, json.loads(e)) for d, n, e in zip(*cols.values()) if n is not None]
+    band = get_profile("kimi-k3").thresholds
+    mean = statistics.mean(n for _, n, _ in osl)
+    assert band.osl_min <= mean <= band.osl_max, mean  # Kimi K3: 390-475 tokens per turn
+    assert band.osl_min <= statistics.mean(_answer_chars_tokens(e) for _, _, e in osl) <= band.osl_max
+    for domain in ("coding", "workflow"):
+        per = [n for d, n, _ in osl if d == domain]
+        assert 330 <= statistics.mean(per) <= 530, (domain, statistics.mean(per))
+    lengths = sorted(n for _, n, _ in osl)
+    assert lengths[len(lengths) // 20] < 160 and lengths[-len(lengths) // 50] > 1000  # long-tailed
+    finals = [e for d, _, e in osl if d == "workflow" and not e.get("tool_calls")]
+    assert finals and statistics.mean(len(e["content"]) for e in finals) < statistics.mean(len(e["reasoning_content"]) for e in finals)
+
+
+def test_answers_state_what_the_inline_scorer_reads(tiny: Path) -> None:
+    rows = [r for r in _rows(tiny) if r["role"] == "assistant"]
+    flows = [r for r in rows if r["conversation_id"].startswith("sim_")]
+    coding = [r for r in rows if not r["conversation_id"].startswith("sim_")]
+    assert flows and coding
+    assert all(model_intent(r.get("reasoning_content"), r.get("content")) == r["intent_codes"][0] for r in flows)
+    assert all(message_actions(r["tool_calls"]) for r in coding)
+    assert all(r["reasoning_content"].strip() for r in rows)
