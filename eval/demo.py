@@ -1,11 +1,11 @@
-"""`trajbench demo`: the main job end to end, offline, in about a minute or two.
+"""`trajbench demo`: the main job end to end, offline, in about a minute.
 
 A small synthetic trace set → validated → salted shards (with Qwen3.6 token counts) → a
 concurrency sweep against the embedded simulator → inline and OSL gates per point → the Pareto
 report. It lives at the top of the library stack (eval imports replay imports traces) because it
 drives all three; every step is the library call a user would make, nothing is faked. Two
 shortcuts keep it quick, and it says so: recorded delays are skipped, and the simulator's step
-model runs 8x faster than its default. Its answers are the recorded ones (oracle mode: a perfect
+model runs 64x faster than its default. Its answers are the recorded ones (oracle mode: a perfect
 model), so the accuracy gates pass and the numbers show only the serving trade-off.
 """
 
@@ -26,8 +26,8 @@ from .gates import evaluate_point
 Echo = Callable[[str], None]
 
 CONCURRENCIES = (1, 2, 4, 8)
-#: The default step model (8 ms base, 0.04 ms/prefill token, 0.1 ms/sequence), 8x faster.
-FAST_SIM = ("--step-base-ms", "1", "--prefill-ms-per-token", "0.005", "--batch-ms-per-seq", "0.0125")
+#: The default step model (8 ms base, 0.04 ms/prefill token, 0.1 ms/sequence), 64x faster.
+FAST_SIM = ("--step-base-ms", "0.125", "--prefill-ms-per-token", "0.000625", "--batch-ms-per-seq", "0.0015625")
 
 
 async def run_demo(out: str, echo: Echo = print, *, scale: float = 0.01) -> Path:
@@ -43,7 +43,7 @@ async def run_demo(out: str, echo: Echo = print, *, scale: float = 0.01) -> Path
     result = traces.build_shards([str(src)], shards_dir, traces.BuildOptions(name="demo"), counter=load_tokenizer("qwen3.6"), overwrite=True)
     echo(f"[2/5] validated and built {shards_dir}: {n_traj} trajectories, {n_turns} turns, salted (mlperf), content hash {result.manifest['content_hash'][:16]}…")
     sweep_dir = out_dir / "sweep"
-    echo(f"[3/5] sweeping concurrency {', '.join(map(str, CONCURRENCIES))} against the embedded simulator (oracle answers, delays skipped, 8x time-scaled) …")
+    echo(f"[3/5] sweeping concurrency {', '.join(map(str, CONCURRENCIES))} against the embedded simulator (oracle answers, delays skipped, 64x time-scaled) …")
     base = RunConfig(
         shards=str(shards_dir), profile="kimi-k3", concurrency=1, inject_delays=False, display=False, overwrite=True,
         sim_args=("--answers", "oracle", "--shards", str(shards_dir), *FAST_SIM),
