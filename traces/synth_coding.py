@@ -15,6 +15,7 @@ import json
 import random
 from bisect import bisect_right
 
+from .formats.mini_swe_agent import BASH_TOOL
 from .model import Row, Trajectory
 from .synth_coding_text import Thought, kind_of, summary
 
@@ -30,19 +31,6 @@ TOOL_DELAY_QUANTILES = (
 _QP = [q for q, _ in TOOL_DELAY_QUANTILES]
 
 SYSTEM = "You are a helpful assistant that can interact with a computer shell to solve programming tasks."
-BASH_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "bash",
-        "description": "Execute a bash command",
-        "parameters": {
-            "type": "object",
-            "properties": {"command": {"type": "string", "description": "The bash command to execute"}},
-            "required": ["command"],
-        },
-    },
-}
-
 REPOS = (
     ("django", "django", "django", ("db/models", "contrib/admin", "forms", "utils", "core/management", "http")),
     ("sympy", "sympy", "sympy", ("core", "printing", "solvers", "matrices", "functions/elementary", "simplify")),
