@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .build import BuildOptions, BuildResult, build_shards, read_sources, validate_sources  # noqa: E402
+from .build import BuildOptions, BuildResult, build_shards  # noqa: E402
 from .canonical import MessagesHasher, canonical_json, messages_sha256, sha256_text  # noqa: E402
 from .errors import ShardError, TraceError, TraceFormatError, TraceValidationErrors  # noqa: E402
 from .formats import FORMATS  # noqa: E402
@@ -14,6 +14,7 @@ from .prompts import PromptBuilder, wire_messages  # noqa: E402
 from .request import request_body  # noqa: E402
 from .salt import SALT_MODES, Salt, make_salt  # noqa: E402
 from .shards import Instance, Shards, TurnPrompt, TurnRow, iter_prompts, logical_id, salt_for  # noqa: E402
+from .sources import read_sources, validate_sources  # noqa: E402
 
 __all__ = sorted(
     [

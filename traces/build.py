@@ -13,20 +13,21 @@ import os
 import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import __version__
 from .canonical import canonical_json
-from .errors import TraceError, TraceFormatError, TraceValidationErrors
+from .errors import TraceError
 from .formats import FORMATS
 from .formats.mlperf_jsonl import row_to_flat
 from .model import Trajectory
 from .prompts import PromptBuilder, wire_messages
 from .salt import SALT_MODES, make_salt
 from .shards import FORMAT_VERSION, MANIFEST, SCHEMA, logical_id, manifest_json
+from .sources import read_sources
 
 
 class PromptCount(Protocol):
@@ -79,40 +80,6 @@ class BuildResult:
 
 
 Progress = Callable[[int], None]
-
-
-def read_sources(sources: Sequence[str], fmt: str) -> Iterator[Trajectory]:
-    """All trajectories of all sources; raises `TraceValidationErrors` listing every violation
-    once the sources are read (trajectories before the first error are still yielded)."""
-    errors: list[TraceFormatError] = []
-    reader = FORMATS[fmt].read
-    ids: dict[str, str] = {}
-    for src in sources:
-        for traj in reader(str(src), errors.append):
-            if traj.id in ids:
-                errors.append(TraceFormatError(str(src), traj.rows[0].line, f"conversation id {traj.id!r} already appears in {ids[traj.id]}; ids must be unique", conversation=traj.id))
-                continue
-            ids[traj.id] = str(src)
-            if not errors:
-                yield traj
-    if errors:
-        raise TraceValidationErrors(errors)
-
-
-def validate_sources(sources: Sequence[str], fmt: str) -> tuple[int, int, list[TraceFormatError]]:
-    """(trajectories, client turns, errors) of a full pass that collects every error."""
-    errors: list[TraceFormatError] = []
-    n_traj = n_turns = 0
-    seen: dict[str, str] = {}
-    for src in sources:
-        for traj in FORMATS[fmt].read(str(src), errors.append):
-            if traj.id in seen:
-                errors.append(TraceFormatError(str(src), traj.rows[0].line, f"conversation id {traj.id!r} already appears in {seen[traj.id]}; ids must be unique", conversation=traj.id))
-                continue
-            seen[traj.id] = str(src)
-            n_traj += 1
-            n_turns += len(traj.client_indices())
-    return n_traj, n_turns, errors
 
 
 def instance_rows(

@@ -147,7 +147,7 @@ class Repo:
         t = r.choice(self.tests)
         fails = r.random() < 0.45
         cases = r.randint(4, 60)
-        lines = [f"============================= test session starts ==============================", f"collected {cases} items", "", f"{t} " + "".join(r.choice("....F" if fails else ".") for _ in range(cases))]
+        lines = ["============================= test session starts ==============================", f"collected {cases} items", "", f"{t} " + "".join(r.choice("....F" if fails else ".") for _ in range(cases))]
         if fails:
             lines += ["", "=================================== FAILURES ===================================", f"____________________ test_{fn} ____________________", self.code(r.randint(8, 40)), f"E       AssertionError: assert '{self.ident()}' == '{self.ident()}'"]
             lines.append(f"=========================== 1 failed, {cases - 1} passed in {r.uniform(0.2, 9):.2f}s ===========================")

@@ -106,7 +106,7 @@ class WorkflowWorld:
                             f"Items marked final sale are excluded from {area}, unless they arrived damaged; in that case follow the warranty rules.",
                             f"If the order contains more than {rng.randint(2, 6)} items, handle each item separately and summarise the outcome at the end.",
                             f"Gift orders: {area} are credited to the gift giver's account as store credit, never to the recipient.",
-                            f"Do not promise delivery dates; quote the carrier's estimate from the tracking tool and say it is an estimate.",
+                            "Do not promise delivery dates; quote the carrier's estimate from the tracking tool and say it is an estimate.",
                             f"Loyalty members of tier Gold or higher get {rng.choice((5, 10, 15))}% extra store credit on {area} resolutions.",
                         )
                     )
