@@ -33,9 +33,9 @@ from typing import Any, Iterator
 
 from ..errors import TraceFormatError
 from ..model import Trajectory
-from ..validate import ErrorSink, build_trajectory
+from ..validate import ErrorSink
 from .mini_swe_agent import BASH_TOOL, bash_call, text_actions
-from .openai_messages import convert_messages, iter_records, text_content
+from .openai_messages import iter_records, messages_trajectory, text_content
 
 SCHEMA_VERSION = re.compile(r"^ATIF-v1\.\d+$")
 SOURCES = ("system", "user", "agent")
@@ -230,10 +230,7 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
         for msg in messages:
             if msg.get("delay_seconds") is None:
                 msg.pop("delay_seconds", None)
-        rows = convert_messages(messages, path=path, line=line, base=base, conversation=cid, sink=sink, tools=_tools(obj, calls), wheres=wheres)
-        if rows is None:
-            continue
-        traj = build_trajectory(path, cid, rows, sink)
+        traj = messages_trajectory(messages, path=path, line=line, base=base, conversation=cid, sink=sink, tools=_tools(obj, calls), wheres=wheres)
         if traj is not None:
             yield traj
     if not any_record:

@@ -31,8 +31,8 @@ from typing import Any, Iterator
 
 from ..errors import TraceFormatError
 from ..model import Trajectory
-from ..validate import ErrorSink, build_trajectory
-from .openai_messages import convert_messages, file_stem, iter_records, text_content
+from ..validate import ErrorSink
+from .openai_messages import derived_id, iter_records, messages_trajectory, text_content
 
 #: mini-swe-agent's bash tool, as its tool-calling models declare it.
 BASH_TOOL: dict[str, Any] = {
@@ -124,10 +124,7 @@ def trajectory_id(obj: dict[str, Any], path: str, line: int | None, base: str) -
     for value in (obj.get("instance_id"), info.get("instance_id") if isinstance(info, dict) else None):
         if value is not None:
             return value
-    stem = file_stem(path)
-    if line is not None:
-        return f"{stem}-L{line}"
-    return f"{stem}-{base.strip('[]')}" if base else stem
+    return derived_id(path, line, base)
 
 
 def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
@@ -151,10 +148,7 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
         if any(isinstance(m, dict) and m.get("object") == "response" for m in messages):
             sink(TraceFormatError(path, line, "Responses-API trajectories (object: response) are not supported; record the run with a chat-completions model class", conversation=cid, where=base or None))
             continue
-        rows = convert_messages(to_openai(messages), path=path, line=line, base=base, conversation=cid, sink=sink, tools=[BASH_TOOL])
-        if rows is None:
-            continue
-        traj = build_trajectory(path, cid, rows, sink)
+        traj = messages_trajectory(to_openai(messages), path=path, line=line, base=base, conversation=cid, sink=sink, tools=[BASH_TOOL])
         if traj is not None:
             yield traj
     if not any_record:

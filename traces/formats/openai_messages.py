@@ -254,15 +254,26 @@ def convert_messages(
     return rows
 
 
+def messages_trajectory(messages: Any, *, path: str, line: int | None, base: str, conversation: str, sink: ErrorSink, **kw: Any) -> Trajectory | None:
+    """`convert_messages` then SPEC §2 validation: the last step of every messages-based reader."""
+    rows = convert_messages(messages, path=path, line=line, base=base, conversation=conversation, sink=sink, **kw)
+    return None if rows is None else build_trajectory(path, conversation, rows, sink)
+
+
+def derived_id(path: str, line: int | None, base: str) -> str:
+    """An id from a record's place when it names none: `<file stem>-L<line>` or `-<index>`."""
+    stem = re.sub(r"[^\x20-\x7e]", "_", file_stem(path)) or "conversation"
+    if line is not None:
+        return f"{stem}-L{line}"
+    return f"{stem}-{base.strip('[]')}" if base else stem
+
+
 def record_id(obj: dict[str, Any], path: str, line: int | None, base: str) -> Any:
     """The conversation id of a record: `conversation_id`, else `id`, else derived from its place."""
     for key in ("conversation_id", "id"):
         if obj.get(key) is not None:
             return obj[key]
-    stem = re.sub(r"[^\x20-\x7e]", "_", file_stem(path)) or "conversation"
-    if line is not None:
-        return f"{stem}-L{line}"
-    return f"{stem}-{base.strip('[]')}" if base else stem
+    return derived_id(path, line, base)
 
 
 def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
@@ -277,10 +288,7 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
         if "messages" not in obj:
             sink(TraceFormatError(path, line, "missing `messages`: each record is {\"messages\": [...], \"tools\": [...]}", conversation=cid, where=base or None))
             continue
-        rows = convert_messages(obj["messages"], path=path, line=line, base=base, conversation=cid, sink=sink, tools=obj.get("tools"))
-        if rows is None:
-            continue
-        traj = build_trajectory(path, cid, rows, sink)
+        traj = messages_trajectory(obj["messages"], path=path, line=line, base=base, conversation=cid, sink=sink, tools=obj.get("tools"))
         if traj is not None:
             yield traj
     if not any_record:

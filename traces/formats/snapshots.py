@@ -20,8 +20,8 @@ import orjson
 
 from ..errors import TraceFormatError
 from ..model import Trajectory
-from ..validate import ErrorSink, build_trajectory, is_printable_ascii
-from .openai_messages import convert_messages, iter_records
+from ..validate import ErrorSink, is_printable_ascii
+from .openai_messages import iter_records, messages_trajectory
 
 
 def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
@@ -49,11 +49,6 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
     for cid in sorted(best):
         _, line, base, raw = best[cid]
         obj = orjson.loads(raw)
-        rows = convert_messages(
-            obj.get("messages"), path=path, line=line, base=base, conversation=cid, sink=sink, tools=obj.get("tools") or None
-        )
-        if rows is None:
-            continue
-        traj = build_trajectory(path, cid, rows, sink)
+        traj = messages_trajectory(obj.get("messages"), path=path, line=line, base=base, conversation=cid, sink=sink, tools=obj.get("tools") or None)
         if traj is not None:
             yield traj

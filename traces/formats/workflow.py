@@ -21,8 +21,8 @@ from ..canonical import canonical_json
 from ..errors import TraceError, TraceFormatError
 from ..io import open_text_writer
 from ..model import WORKFLOW_ID, Trajectory
-from ..validate import ErrorSink, build_trajectory
-from .openai_messages import convert_messages, iter_records
+from ..validate import ErrorSink
+from .openai_messages import iter_records, messages_trajectory
 
 INTENT_CODE = re.compile(r"^I\d{3}$", re.IGNORECASE)
 FIELDS = frozenset({"conversation_id", "system", "tools", "messages", "metadata"})
@@ -83,10 +83,7 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
         cid = _check_record(path, line, base, obj, sink)
         if cid is None:
             continue
-        rows = convert_messages(obj["messages"], path=path, line=line, base=base, conversation=cid, sink=sink, system=obj["system"], tools=obj.get("tools") or None)
-        if rows is None:
-            continue
-        traj = build_trajectory(path, cid, rows, sink)
+        traj = messages_trajectory(obj["messages"], path=path, line=line, base=base, conversation=cid, sink=sink, system=obj["system"], tools=obj.get("tools") or None)
         if traj is not None:
             yield traj
     if not any_record:
