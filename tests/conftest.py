@@ -23,3 +23,13 @@ def coding20() -> Path:
 @pytest.fixture
 def sample() -> Path:
     return SAMPLE
+
+
+@pytest.fixture(scope="session")
+def sample_shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample built once per session with the default options (read-only)."""
+    import traces
+
+    out = tmp_path_factory.mktemp("shards") / "sample"
+    traces.build_shards([str(SAMPLE)], out, traces.BuildOptions(name="sample"))
+    return out

@@ -27,13 +27,6 @@ from loopback_server import LoopbackServer, Reply, session_of, write_traces
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def sample_shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("e2e") / "sample"
-    traces.build_shards([str(ROOT / "traces" / "data" / "sample.jsonl")], out, traces.BuildOptions(name="sample"))
-    return out
-
-
 def crafted_shards(tmp_path: Path, trajectories: dict[str, list[float]]) -> Path:
     src = write_traces(tmp_path / "crafted.jsonl", trajectories)
     out = tmp_path / "crafted"

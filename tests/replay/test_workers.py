@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from loopback_server import LoopbackServer, Reply
 
-import traces
 from replay import ReplayError
 from replay.config import RunConfig, slots_of_worker
 from replay.coordinator import Coordinator
@@ -23,13 +22,6 @@ from replay.scheduler import WorkerPlan
 from replay.workers import ProcessBackend
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def sample_shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("workers") / "sample"
-    traces.build_shards([str(ROOT / "traces" / "data" / "sample.jsonl")], out, traces.BuildOptions(name="sample"))
-    return out
 
 
 def test_slots_split_into_contiguous_blocks() -> None:

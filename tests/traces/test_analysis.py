@@ -40,13 +40,6 @@ def _build(tmp_path: Path, rows: list[dict[str, Any]], name: str = "ds", **opts:
     return out
 
 
-@pytest.fixture
-def sample_shards(tmp_path: Path, sample: Path) -> Path:
-    out = tmp_path / "sample"
-    traces.build_shards([str(sample)], out, traces.BuildOptions(name="sample"))
-    return out
-
-
 # ---------------------------------------------------------------- exact within-trajectory reuse
 def test_exact_within_reuse_counts_segments(tmp_path: Path) -> None:
     # turn 1 sends [system, u1]; turn 3 sends [system, u1, a1, u3] and may reuse the first two
