@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 import traces
+from eval.swebench.run import RUNTIMES as SWEBENCH_RUNTIMES  # light: imports none of the extra
 from traces.formats import FORMATS
 
 
@@ -160,11 +161,10 @@ def _sizes(value: str | None) -> tuple[int, ...]:
 def traces_stats(shards_dir: str, tokenizer: str | None, out: str | None, block_size: int, concurrency: int, cache_sizes: str | None) -> None:
     """Lengths, context growth, delays and prefix reuse (ideal and LRU) of built shards."""
     from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from traces.analysis import StatsOptions, analyse
     from traces.analysis_table import stats_tables
-
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     opts = StatsOptions(block_size=block_size, concurrency=concurrency, cache_sizes=_sizes(cache_sizes))
     counter = _load_counter(tokenizer)
@@ -391,9 +391,6 @@ def eval_check(run_dirs: tuple[str, ...], swebench: tuple[str, ...], expected_ha
         import eval as eval_pkg
 
         raise eval_pkg.EvalError(f"{failed} of {len(checks)} compliance checks failed")
-
-
-from eval.swebench.run import RUNTIMES as SWEBENCH_RUNTIMES  # noqa: E402  (light: no extra imported)
 
 
 @eval_group.command("swebench")
