@@ -73,9 +73,15 @@ def _configs(points: list[Point]) -> str:
     parts = []
     for p in points:
         run = _json(Path(p.run_dir) / "run.json") or {}
-        keep = {k: run.get(k) for k in ("profile", "model", "target", "endpoint", "concurrency", "num_trajectories", "inject_delays", "stop_at_window_end", "salt", "history_marker", "content_hash") if k in run}
+        keys = ("profile", "model", "request_params", "target", "endpoint", "concurrency", "workers", "num_trajectories", "inject_delays", "stop_issuing_on_first_user_complete", "salt", "history_marker", "dataset")
+        keep = {k: run[k] for k in keys if k in run}
         parts.append(f"<details><summary>{html.escape(p.label)} C={p.concurrency}</summary><pre>{html.escape(json.dumps(keep, indent=2, sort_keys=True))}</pre></details>")
     return "".join(parts)
+
+
+def _dataset_hash(run_dir: Path) -> str:
+    run = _json(run_dir / "run.json") or {}
+    return str((run.get("dataset") or {}).get("content_hash", "unknown"))
 
 
 def build_report(inputs: list[tuple[str, Path]], out: Path, *, cost_per_hour: float | None = None, power_watts: float | None = None) -> Path:
@@ -102,7 +108,7 @@ def build_report(inputs: list[tuple[str, Path]], out: Path, *, cost_per_hour: fl
     if any(p.cache_hit is not None for p in points):
         charts.append(metric_chart(points, out / "cache_hit_vs_concurrency.png", lambda p: p.cache_hit, "measured prefix-cache hit"))
     failing = [r for r in rows if r["inline_pass"] is False or r["osl_pass"] is False]
-    hashes = sorted({str((_json(Path(p.run_dir) / "run.json") or {}).get("content_hash")) for p in points})
+    hashes = sorted({_dataset_hash(Path(p.run_dir)) for p in points})
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>trajbench report</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}}table{{border-collapse:collapse;font-size:13px}}

@@ -31,7 +31,7 @@ def _record(k: int, send: int, e2e_ms: int, tokens: int) -> Record:
 def make_run(folder: Path, concurrency: int, e2e_ms: int, tokens: int, *, inline_pass: bool = True) -> Path:
     folder.mkdir(parents=True)
     records = [_record(k, k * 100_000_000 // concurrency, e2e_ms, tokens) for k in range(12)]
-    (folder / "run.json").write_text(json.dumps({"concurrency": concurrency, "profile": "kimi-k3", "content_hash": "abc"}))
+    (folder / "run.json").write_text(json.dumps({"concurrency": concurrency, "profile": "kimi-k3", "dataset": {"content_hash": "abc123"}}))
     (folder / "result_summary.json").write_text(json.dumps(compute(records)))
     (folder / "scores.json").write_text(json.dumps({"score": 0.9 if inline_pass else 0.1, "passed": inline_pass}))
     (folder / "osl.json").write_text(json.dumps({"passed": True, "window": {"mean": float(tokens)}}))
@@ -69,6 +69,7 @@ def test_report_files_and_reproducibility(sweep: Path, tmp_path: Path) -> None:
     assert "per_watt" in data["definitions"]
     html = a.read_text()
     assert html.count('<tr class="point">') == 3 and html.count('<tr class="fail">') == 1
+    assert "Dataset manifest hash: <code>abc123</code>" in html
 
 
 def _chromium() -> str:
