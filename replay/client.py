@@ -81,6 +81,9 @@ class StreamClient:
             headers=headers,
             trust_env=False,  # proxies from the environment would bypass the measured transport
         )
+        # The endpoint resolved once, by httpx itself: a URL object skips re-parsing and re-joining
+        # the path against base_url on every request (~40 µs of the client's CPU per turn).
+        self._url = self._http.build_request("POST", CHAT_PATH).url
 
     def __repr__(self) -> str:  # never show headers: they hold the key
         return f"StreamClient({str(self._http.base_url)!r})"
@@ -101,7 +104,7 @@ class StreamClient:
         message: str | None = None
         try:
             async with asyncio.timeout(timeout_s):
-                async with self._http.stream("POST", CHAT_PATH, content=orjson.dumps(body), headers=headers) as resp:
+                async with self._http.stream("POST", self._url, content=orjson.dumps(body), headers=headers) as resp:
                     status = resp.status_code
                     timing = resp.extensions.get(TIMING_EXTENSION)
                     if timing is not None:

@@ -27,7 +27,7 @@ from typing import AsyncIterator
 
 import httpx
 
-from .http1 import Connection, Sink, Timing
+from .http1 import READ_SIZE, Connection, Sink, Timing
 
 __all__ = ["TIMING_EXTENSION", "FastTransport", "Sink", "Timing"]
 
@@ -88,6 +88,7 @@ class FastTransport(httpx.AsyncBaseTransport):
         self._verify = verify
         self._ssl: ssl.SSLContext | None = None  # built on the first https request (loading CAs costs ms)
         self._closed = False
+        self._read_buffer = bytearray(READ_SIZE)  # shared by this pool's connections (see Connection)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if self._closed:
@@ -151,7 +152,7 @@ class FastTransport(httpx.AsyncBaseTransport):
         try:
             async with asyncio.timeout(connect_timeout):
                 _, conn = await loop.create_connection(
-                    lambda: Connection(key), host, port,
+                    lambda: Connection(key, self._read_buffer), host, port,
                     ssl=self._ssl_context() if scheme == "https" else None,
                     server_hostname=host if scheme == "https" else None,
                 )

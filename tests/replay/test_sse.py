@@ -120,6 +120,27 @@ def test_any_split_of_the_bytes_gives_the_same_fold(cuts: list[int]) -> None:
         whole.content, whole.reasoning, whole.tool_calls(), whole.usage, whole.finish_reason, whole.error_kind)
 
 
+def _facts(s: ChatStream) -> tuple[object, ...]:
+    return (s.content, s.reasoning, s.tool_calls(), s.usage, s.finish_reason, s.error_kind, s.chunk_ns, s.t_first_ns, s.t_last_ns)
+
+
+def test_crlf_line_ends_fold_like_lf_ones_read_by_read() -> None:
+    # the fold has a fast path for LF-only reads and the parser's full rules otherwise: same facts
+    events = [e + b"\n\n" for e in _stream_body().split(b"\n\n") if e]
+    lf = [(10 * k, b"".join(events[i:i + 2])) for k, i in enumerate(range(0, len(events), 2))]
+    crlf = [(t, data.replace(b"\n", b"\r\n")) for t, data in lf]
+    assert _facts(parse_stream(crlf)) == _facts(parse_stream(lf))
+    assert parse_stream(lf).chunk_ns == [0, 10, 10, 20, 20, 30, 30, 40, 40]
+
+
+@given(st.lists(st.integers(min_value=1, max_value=len(_stream_body().replace(b"\n", b"\r\n")) - 1), max_size=12))
+def test_any_split_of_a_crlf_stream_gives_the_lf_fold(cuts: list[int]) -> None:
+    body = _stream_body().replace(b"\n", b"\r\n")
+    points = [0, *sorted(set(cuts)), len(body)]
+    split = parse_stream([(1, body[a:b]) for a, b in zip(points, points[1:]) if b > a])
+    assert _facts(split) == _facts(parse_stream([(1, _stream_body())]))
+
+
 def test_stream_without_done_but_with_finish_is_complete() -> None:
     assert parse_stream([(1, _delta(content="x") + FINISH)]).error_kind is None
 
