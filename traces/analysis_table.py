@@ -7,7 +7,8 @@ from typing import Any
 from rich.table import Table
 
 
-def _n(x: Any) -> str:
+def fmt_number(x: Any) -> str:
+    """A count or length for a table: thousands separators, two decimals for fractions."""
     if x is None:
         return "–"
     if isinstance(x, float) and not x.is_integer():
@@ -26,12 +27,12 @@ def stats_tables(stats: dict[str, Any]) -> list[Table]:
     for col in ("domain", "metric", "n", "mean", "p50", "p90", "p99", "max"):
         dists.add_column(col, justify="left" if col in ("domain", "metric") else "right")
     for dom, d in stats["domains"].items():
-        dists.add_row(dom, "trajectories / turns", _n(d["trajectories"]), "", "", "", "", _n(d["client_turns"]), end_section=False)
+        dists.add_row(dom, "trajectories / turns", fmt_number(d["trajectories"]), "", "", "", "", fmt_number(d["client_turns"]), end_section=False)
         for key, label in (("turns_per_trajectory", "turns per trajectory"), ("isl", "ISL"), ("delta", "delta"),
                            ("expected_osl", "expected OSL"), ("delay_seconds", "delay s")):
             s = d[key]
-            dists.add_row("", label, _n(s["n"]), _n(s["mean"]), _n(s["p50"]), _n(s["p90"]), _n(s["p99"]), _n(s["max"]))
-        dists.add_row("", "delay total s", "", _n(d["delay_seconds"]["total"]), "", "", "", "", end_section=True)
+            dists.add_row("", label, fmt_number(s["n"]), fmt_number(s["mean"]), fmt_number(s["p50"]), fmt_number(s["p90"]), fmt_number(s["p99"]), fmt_number(s["max"]))
+        dists.add_row("", "delay total s", "", fmt_number(d["delay_seconds"]["total"]), "", "", "", "", end_section=True)
 
     reuse = Table(title=f"Ideal prefix reuse ({stats['units']['reuse']}, blocks of {stats['options']['block_size']})")
     for col in ("salt", "domain", "within", "cross", "ideal"):
@@ -52,7 +53,7 @@ def stats_tables(stats: dict[str, Any]) -> list[Table]:
         curve.add_column(f"cache size ({stats['units']['reuse']})", justify="right")
         curve.add_column("hit fraction", justify="right")
         for p in lru["points"]:
-            curve.add_row(_n(p["capacity"]), _pct(p["hit_fraction"]))
+            curve.add_row(fmt_number(p["capacity"]), _pct(p["hit_fraction"]))
         curve.add_row("unlimited", _pct(lru["unlimited"]))
         tables.append(curve)
     return tables

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from .analysis_table import fmt_number
 from .shards import COLUMNS
 
 FIELD_DOCS: dict[str, str] = {
@@ -33,25 +34,17 @@ _METRICS = (("turns_per_trajectory", "turns per trajectory"), ("isl", "ISL"), ("
             ("expected_osl", "expected OSL"), ("delay_seconds", "delay before a turn (s)"))
 
 
-def _n(x: Any) -> str:
-    if x is None:
-        return "–"
-    if isinstance(x, float) and not x.is_integer():
-        return f"{x:,.2f}"
-    return f"{int(x):,}"
-
-
 def stats_markdown(stats: dict[str, Any], images: Sequence[str]) -> str:
     """Tables of lengths, delays, ideal reuse and the LRU curve, then the plots."""
     unit = stats["units"]["lengths"]
     out = [f"Lengths are in **{unit}**" + (" (no tokenizer was given: characters of the canonical request JSON)." if unit == "chars" else ".")]
     out += ["", "| domain | metric | n | mean | p50 | p90 | p99 | max |", "|---|---|---:|---:|---:|---:|---:|---:|"]
     for dom, d in stats["domains"].items():
-        out.append(f"| {dom} | trajectories / instances / client turns | {_n(d['trajectories'])} / {_n(d['instances'])} / {_n(d['client_turns'])} | | | | | |")
+        out.append(f"| {dom} | trajectories / instances / client turns | {fmt_number(d['trajectories'])} / {fmt_number(d['instances'])} / {fmt_number(d['client_turns'])} | | | | | |")
         for key, label in _METRICS:
             s = d[key]
-            out.append(f"| {dom} | {label} | {_n(s['n'])} | {_n(s['mean'])} | {_n(s['p50'])} | {_n(s['p90'])} | {_n(s['p99'])} | {_n(s['max'])} |")
-        out.append(f"| {dom} | total recorded delay (s) | | {_n(d['delay_seconds']['total'])} | | | | |")
+            out.append(f"| {dom} | {label} | {fmt_number(s['n'])} | {fmt_number(s['mean'])} | {fmt_number(s['p50'])} | {fmt_number(s['p90'])} | {fmt_number(s['p99'])} | {fmt_number(s['max'])} |")
+        out.append(f"| {dom} | total recorded delay (s) | | {fmt_number(d['delay_seconds']['total'])} | | | | |")
     bs = stats["options"]["block_size"]
     out += ["", f"Ideal prefix reuse (unlimited cache, blocks of {bs} {stats['units']['reuse']}, "
             f"{stats['options']['concurrency']} users in closed loop): the fraction of input a cache could serve.", "",
@@ -68,7 +61,7 @@ def stats_markdown(stats: dict[str, Any], images: Sequence[str]) -> str:
     if lru:
         out += ["", f"LRU prefix cache with {lru['concurrency']} users (salt {lru['salt']}): hit fraction of input by cache size.", "",
                 f"| cache size ({stats['units']['reuse']}) | hit fraction |", "|---:|---:|"]
-        out += [f"| {_n(p['capacity'])} | {p['hit_fraction']:.2%} |" for p in lru["points"]]
+        out += [f"| {fmt_number(p['capacity'])} | {p['hit_fraction']:.2%} |" for p in lru["points"]]
         out.append(f"| unlimited | {lru['unlimited']:.2%} |")
     out.append("")
     out += [f"![{img.rsplit('/', 1)[-1]}]({img})" for img in images]
