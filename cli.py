@@ -70,7 +70,7 @@ def traces_validate(sources: tuple[str, ...], fmt: str) -> None:
 @click.option("--repeats", default=1, show_default=True, type=click.IntRange(min=1), help="Passes over the dataset to materialise.")
 @click.option("--salt", type=click.Choice(traces.SALT_MODES), default="mlperf", show_default=True, help="Cache-isolation salting (SPEC §4); strong is research-only.")
 @click.option("--seed", default=0, show_default=True, help="Seed of --salt strong.")
-@click.option("--no-history-marker", is_flag=True, help="Send byte-identical reference prompts (no SPEC §5 marker).")
+@click.option("--no-history-marker", is_flag=True, help="Send byte-identical reference prompts (no history marker, docs/history-marker.md).")
 @click.option("--tokenizer", default=None, help="Fill token columns: NAME or NAME:PATH (see `trajbench tokenizers`).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out folder (atomically).")
 def traces_build(sources: tuple[str, ...], fmt: str, out: str, name: str | None, repeats: int, salt: str, seed: int, no_history_marker: bool, tokenizer: str | None, overwrite: bool) -> None:
@@ -85,6 +85,10 @@ def traces_build(sources: tuple[str, ...], fmt: str, out: str, name: str | None,
     m = result.manifest
     c = m["counts"]
     click.echo(f"built {out}: {c['trajectories']} trajectories, {c['instances']} instances, {c['client_turns']} client turns in {len(m['shards'])} shard(s)")
+    if (hm := m.get("history_marker")) is not None:
+        where = ", ".join(f"{k} {v}" for k, v in hm["positions"].items()) or "none"
+        how = f"checked against the {hm['checked_with_template']} chat template" if hm["checked_with_template"] else "no template given (--tokenizer checks it)"
+        click.echo(f"history marker: {hm['assistant_messages']} replayed assistant messages; positions: {where}; {how}")
     click.echo(f"content hash {m['content_hash']}")
 
 
@@ -265,7 +269,7 @@ def replay_run(shards_dir: str, concurrency: int, out: str | None, **kw: object)
     for line in evaluate_point(run_dir):
         click.echo(line)
     click.echo(f"run folder: {run_dir}")
-    if json.loads((run_dir / "result_summary.json").read_text("utf-8")).get("interrupted"):
+    if json.loads((run_dir / "result_summary.json").read_text("utf-8")).get("state") == "interrupted":
         click.echo("Interrupted: issuing stopped early; the results cover the turns that finished.", err=True)
         sys.exit(130)
 
@@ -352,14 +356,17 @@ def eval_inline(run_dir: str, shards: str | None, rules: str | None, as_json: bo
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--profile", default=None, type=click.Choice(sorted(traces.profiles())), help="Model profile whose band applies (default: the run's).")
 @SHARDS_OVERRIDE
+@click.option("--tokenizer", default=None, help="Count output tokens as the reference does with this tokenizer (NAME or NAME:PATH); default: the run's counts, else the profile's tokenizer when it loads offline, else server usage.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def eval_osl(run_dir: str, profile: str | None, shards: str | None, as_json: bool) -> None:
-    """Mean output tokens per turn of RUN_DIR against the profile's band (SPEC §9.1); writes osl.json.
+def eval_osl(run_dir: str, profile: str | None, shards: str | None, tokenizer: str | None, as_json: bool) -> None:
+    """Mean output tokens per turn of RUN_DIR against the profile's band; writes osl.json.
 
+    Output tokens are counted as the reference counts them (the chat template's count of each
+    answer) when a tokenizer is available, else from the server's usage; both are recorded.
     Exits 1 when the window mean is outside the band."""
     from eval.osl import osl_gate, summary_lines
 
-    res = osl_gate(run_dir, profile=profile, shards=shards)
+    res = osl_gate(run_dir, profile=profile, shards=shards, tokenizer=tokenizer)
     click.echo(json.dumps(res, indent=2) if as_json else "\n".join(summary_lines(res)))
     if res["passed"] is False:
         sys.exit(1)

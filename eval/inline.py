@@ -1,26 +1,25 @@
-"""Inline accuracy (SPEC §9.2) of a replay run, from its records and shards; writes scores.json.
+"""Inline accuracy of a replay run, from its records and shards; writes scores.json (docs/accuracy.md).
 
 Every issued client turn is paired with the recorded assistant row after it (its ground truth)
 and scored by `eval.rules`: workflow turns by intent code, coding turns by bash-action multiset
 intersection over union. The score is the plain mean over scored turns of all repeats, tail
 included, rounded to 4 decimals; the same mean over the performance-window turns sits beside it.
 
-Which turns are in the denominator (our reading of SPEC §7 and §9.2):
-- every turn the run issued (one record each) whose recorded answer has ground truth;
-- a turn whose request failed (any error kind) is issued with no output: it scores 0;
-- an instance that a failed turn aborted (SPEC §7: "the rest of that trajectory instance is
-  aborted … counted as failed and as 0 in inline accuracy") also contributes its later, never-
-  sent turns, each scoring 0 (`turns.aborted_unsent`): replay records them with error kind
-  `aborted`, and a record log without them (an older or foreign writer) gets them added from
-  the shards. The reference scorer counts only sent turns, so on a run with failures our score
-  can be lower; with no failures both agree. `turns.issued` counts the turns actually sent.
-- an instance the run stopped issuing (`stop_issuing_on_first_user_complete`) or a run that was
-  interrupted (error kind `cancelled`) does not add its never-sent turns: they were not aborted
-  by a failure (`turns.not_issued` counts them).
-- a turn without ground truth (no answer, no intent codes, no recognised bash action in the
-  recording) is excluded and listed once in `excluded_turns` with the reason.
-`turns.expected` = scorable turns in the denominator, `observed` = those with an output,
-`missing` = expected − observed, `scored` = expected (missing ones score 0).
+The denominator is the reference scorer's:
+- every turn the run issued whose recorded answer has ground truth, tail included;
+- a turn whose request failed (any error kind) was issued with no output: it scores 0;
+- the later turns of an instance that a failed turn aborted were issued too: the reference
+  client registers each as an issued sample that failed, so they also score 0 (replay records
+  them with error kind `aborted`; a record log without them, from an older or foreign writer,
+  gets them added from the shards);
+- turns never sent because issuing stopped (`stop_issuing_on_first_user_complete`, an interrupt
+  cancelling a turn in flight) are not in it (`turns.not_issued` counts them).
+
+`scores.json` keeps the reference's shape and numbering: `turns.issued` counts issued turns that
+have a recorded answer (sent or aborted), `per_turn[].turn` and `excluded_turns[].turn` are the
+assistant row's turn number, `excluded_turns` lists every answer of the dataset with no ground
+truth. trajbench's additions (the client turn, window flag and status of each scored turn; the
+window score; the verdict; the commonest mismatches) sit beside them under their own names.
 """
 
 from __future__ import annotations
@@ -42,8 +41,8 @@ SCORES_FILE = "scores.json"
 TOP_MISMATCHES = 10
 
 READING = (
-    "denominator: issued turns with ground truth of all repeats (tail included) plus the never-sent "
-    "turns of instances aborted by a failed turn; failed or aborted turns score 0"
+    "denominator (the reference scorer's): issued turns with ground truth of all repeats, tail included, "
+    "the turns a failure aborted counting as issued; failed or aborted turns score 0"
 )
 
 
@@ -92,18 +91,16 @@ def score(run: Run, rules: Rules) -> dict[str, Any]:
     records = run.records()
     turns, not_issued = _denominator(records, gt, run)
     per_turn: list[dict[str, Any]] = []
-    excluded: dict[tuple[str, int], dict[str, Any]] = {}
     mismatches: dict[str, Counter[tuple[str, str]]] = {"coding": Counter(), "workflow": Counter()}
     missing_by_status: Counter[str] = Counter()
+    issued = no_answer = 0
     for t in turns:
         truth = gt.get(t.trajectory_id, t.turn, f"{run.path}/records.jsonl")
-        reason = truth.exclude_reason
-        if reason is not None:
-            entry = excluded.setdefault((t.trajectory_id, t.turn), {
-                "conversation_id": t.trajectory_id, "turn": t.turn, "assistant_turn": truth.assistant_turn,
-                "domain": truth.domain, "exclude_reason": reason, "issued": 0,
-            })
-            entry["issued"] += 1
+        if truth.assistant_turn is None:  # the trajectory ends on this turn: nothing to score against
+            no_answer += 1
+            continue
+        issued += 1
+        if truth.exclude_reason is not None:
             continue
         row = _score_turn(t, truth, rules)
         per_turn.append(row)
@@ -111,21 +108,25 @@ def score(run: Run, rules: Rules) -> dict[str, Any]:
             missing_by_status[t.status] += 1
         if row["_v"] < 1.0:
             mismatches[truth.domain][_mismatch_key(row, t)] += 1
-    per_turn.sort(key=lambda r: (r["conversation_id"], r["repeat"], r["turn"]))
+    per_turn.sort(key=lambda r: (r["conversation_id"], r["repeat"], r["client_turn"]))
     observed = sum(1 for r in per_turn if not r.get("missing"))
     result: dict[str, Any] = {
         "score": _mean(r["_v"] for r in per_turn),
         "turns": {
-            "issued": sum(1 for t in turns if t.sent),
+            "issued": issued,
             "expected": len(per_turn),
             "observed": observed,
             "missing": len(per_turn) - observed,
             "scored": len(per_turn),
+            "sent": sum(1 for t in turns if t.sent),
             "aborted_unsent": sum(1 for t in turns if not t.sent),
+            "without_answer": no_answer,
             "not_issued": not_issued,
             "missing_by_status": dict(sorted(missing_by_status.items())),
         },
         "domains": _domains(per_turn),
+        "per_turn": [{k: v for k, v in r.items() if k != "_v"} for r in per_turn],
+        "excluded_turns": _excluded(gt),
         "window": {
             "score": _mean(r["_v"] for r in per_turn if r["in_window"]),
             "scored": sum(1 for r in per_turn if r["in_window"]),
@@ -136,10 +137,18 @@ def score(run: Run, rules: Rules) -> dict[str, Any]:
         "rules": rules.describe(),
         "reading": READING,
         "dataset": {"shards": str(run.shards.path), "content_hash": run.shards.content_hash},
-        "per_turn": [{k: v for k, v in r.items() if k != "_v"} for r in per_turn],
-        "excluded_turns": sorted(excluded.values(), key=lambda e: (e["conversation_id"], e["turn"])),
     }
     return result
+
+
+def _excluded(gt: GroundTruth) -> list[dict[str, Any]]:
+    """Every recorded answer of the dataset without ground truth, once (the reference's list)."""
+    out = [
+        {"conversation_id": t.trajectory_id, "turn": t.assistant_turn, "domain": t.domain, "exclude_reason": "no ground truth", "why": t.exclude_reason, "client_turn": t.turn}
+        for t in gt.truths.values()
+        if t.assistant_turn is not None and t.exclude_reason is not None
+    ]
+    return sorted(out, key=lambda e: (e["conversation_id"], e["client_turn"]))
 
 
 def _denominator(records: list[Record], gt: GroundTruth, run: Run) -> tuple[list[_Turn], int]:
@@ -174,11 +183,8 @@ def _score_turn(t: _Turn, truth: Truth, rules: Rules) -> dict[str, Any]:
     row: dict[str, Any] = {
         "conversation_id": t.trajectory_id,
         "repeat": t.repeat,
-        "turn": t.turn,
-        "assistant_turn": truth.assistant_turn,
+        "turn": truth.assistant_turn,
         "domain": truth.domain,
-        "in_window": t.in_window,
-        "status": t.status,
     }
     if rec is None:
         row["missing"] = True
@@ -193,6 +199,7 @@ def _score_turn(t: _Turn, truth: Truth, rules: Rules) -> dict[str, Any]:
         row["model_actions"] = actions
         value = action_score(actions, truth.actions) or 0.0
     row["score"] = round(value, 4)
+    row.update(client_turn=t.turn, in_window=t.in_window, status=t.status)
     row["_v"] = value  # the mean uses unrounded values; dropped before writing
     return row
 

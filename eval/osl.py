@@ -1,10 +1,17 @@
-"""The OSL gate (SPEC §9.1): mean output tokens per turn against the model profile's band.
+"""The OSL gate: mean output tokens per turn against the model profile's band (docs/accuracy.md).
 
-A turn's output tokens are the server's `usage.completion_tokens`, else the client tokenizer's
-count (SPEC §8.4, `Record.output_tokens`). Failed turns have no complete output and are left
-out (they are counted, not averaged). The mean is reported for the performance-window turns and
-for all turns; the gate is decided on the window, the turns that make the Pareto point, and the
-all-turns mean is shown beside it. The dataset's own expected mean over the same turns (from
+Output tokens are counted two ways, and both are recorded:
+
+- as the reference client counts them: the model's chat-template token count of each answer,
+  empty answers left out (`traces.tokenizers.ChatTokenizer.output_tokens`); this needs a
+  tokenizer: `--tokenizer`, else the counts the run itself recorded with one, else the profile's
+  own tokenizer when it loads offline;
+- from the server's `usage.completion_tokens`.
+
+The gate uses the reference's method whenever a tokenizer is available and says which it used.
+Failed turns have no complete output and are left out (counted, not averaged). The mean is
+reported for the performance-window turns and for all turns; the gate is decided on the window,
+the turns that make the Pareto point. The dataset's own expected mean over the same turns (from
 the shards' `expected_osl_tokens`, when they were built with a tokenizer) is the reference a
 reader compares against. Writes `osl.json` into the run folder.
 """
@@ -13,39 +20,78 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import traces
 from replay.records import Record
 
+from .errors import EvalError
 from .rundir import GroundTruth, Run, open_run
 
 OSL_FILE = "osl.json"
 
+Count = Callable[[Record], "int | None"]
 
-def osl_gate(run_dir: str | Path, *, profile: str | None = None, shards: str | Path | None = None, write: bool = True) -> dict[str, Any]:
+
+def osl_gate(
+    run_dir: str | Path, *, profile: str | None = None, shards: str | Path | None = None, tokenizer: str | None = None, write: bool = True
+) -> dict[str, Any]:
     """OSL statistics of a run and the verdict against `profile` (default: the run's)."""
     run = open_run(run_dir, shards)
-    result = osl_of(run, profile)
+    result = osl_of(run, profile, tokenizer=tokenizer)
     if write:
         (run.path / OSL_FILE).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return result
 
 
-def osl_of(run: Run, profile: str | None = None) -> dict[str, Any]:
+def client_counter(run: Run, profile: traces.Profile, tokenizer: str | None) -> tuple[Count | None, str | None]:
+    """How to count an answer the reference's way, and which tokenizer does it (None, None: no
+    tokenizer is available and the server's usage must do)."""
+    if tokenizer is not None:
+        return _recount(tokenizer, profile), tokenizer
+    if any(r.client_output_tokens is not None for r in run.records() if r.ok):
+        return (lambda r: r.client_output_tokens), str(run.config.get("tokenizer") or "the run's")
+    spec = profile.tokenizer
+    from traces.tokenizers import TOKENIZERS
+
+    kind = TOKENIZERS.get(spec.partition(":")[0])
+    if kind is not None and (kind.path is None or ":" in spec):  # loads from files shipped with the package
+        try:
+            return _recount(spec, profile), spec
+        except traces.TraceError:
+            pass
+    return None, None
+
+
+def _recount(spec: str, profile: traces.Profile) -> Count:
+    from traces.tokenizers import load_tokenizer
+
+    try:
+        tok = load_tokenizer(spec, template_kwargs=dict(profile.chat_template_kwargs))
+    except traces.TraceError as exc:
+        raise EvalError(f"--tokenizer {spec}: {exc}") from None
+
+    def count(r: Record) -> int | None:
+        return tok.output_tokens({"content": r.content, "reasoning_content": r.reasoning, "tool_calls": list(r.tool_calls)})
+
+    return count
+
+
+def osl_of(run: Run, profile: str | None = None, *, tokenizer: str | None = None) -> dict[str, Any]:
     name = profile or run.profile_name or "kimi-k3"
     prof = traces.get_profile(name)
     lo, hi = prof.thresholds.osl_min, prof.thresholds.osl_max
     records = run.records()
     gt = run.truth()
-    window = _population([r for r in records if r.in_window], gt, lo, hi)
-    whole = _population(records, gt, lo, hi)
+    count, counted_with = client_counter(run, prof, tokenizer)
+    window = _population([r for r in records if r.in_window], gt, lo, hi, count)
+    whole = _population(records, gt, lo, hi, count)
     if lo is None or hi is None:
         passed, reason = None, f"profile {name} has no official OSL band"
     elif window["mean"] is None:
         passed, reason = False, (
-            "no output token counts in the window: the server sent no usage and the run had no client "
-            "tokenizer; rerun with --tokenizer"
+            "no output token counts in the window: the server sent no usage and no tokenizer was available; "
+            "rerun `trajbench eval osl` with --tokenizer"
         )
     else:
         passed = window["in_band"]
@@ -55,31 +101,42 @@ def osl_of(run: Run, profile: str | None = None) -> dict[str, Any]:
         "band": {"min": lo, "max": hi},
         "passed": passed,
         "reason": reason,
+        "method": "client-tokenizer" if count is not None else "server-usage",
+        "tokenizer": counted_with,
         "window": window,
         "all": whole,
     }
 
 
-def _population(records: list[Record], gt: GroundTruth, lo: float | None, hi: float | None) -> dict[str, Any]:
+def _mean(values: list[int]) -> float | None:
+    return round(sum(values) / len(values), 2) if values else None
+
+
+def _population(records: list[Record], gt: GroundTruth, lo: float | None, hi: float | None, count: Count | None) -> dict[str, Any]:
     ok = [r for r in records if r.ok]
-    counts = [n for n in (r.output_tokens() for r in ok) if n is not None]
-    both = [(r.client_output_tokens - r.completion_tokens) for r in ok if r.completion_tokens is not None and r.client_output_tokens is not None]
+    server = [r.completion_tokens for r in ok if r.completion_tokens is not None]
+    pairs = [(r, count(r)) for r in ok] if count is not None else []
+    client = [n for _, n in pairs if n is not None]
+    both = [n - r.completion_tokens for r, n in pairs if n is not None and r.completion_tokens is not None]
     expected = [
         t.expected_osl_tokens
         for t in (gt.truths.get((r.trajectory_id, r.turn)) for r in ok)
         if t is not None and t.expected_osl_tokens is not None
     ]
-    mean = sum(counts) / len(counts) if counts else None
+    gate = client if count is not None else server
+    mean = _mean(gate)
     out: dict[str, Any] = {
         "turns": len(records),
         "failed": len(records) - len(ok),
-        "counted": len(counts),
-        "uncounted": len(ok) - len(counts),
-        "server_counted": sum(1 for r in ok if r.completion_tokens is not None),
-        "client_counted": sum(1 for r in ok if r.completion_tokens is None and r.client_output_tokens is not None),
-        "mean": None if mean is None else round(mean, 2),
-        "expected_mean": round(sum(expected) / len(expected), 2) if expected else None,
-        "client_minus_server_mean": round(sum(both) / len(both), 2) if both else None,
+        "counted": len(gate),
+        "uncounted": len(ok) - len(gate),
+        "mean": mean,
+        "client_counted": len(client),
+        "client_mean": _mean(client),
+        "server_counted": len(server),
+        "server_mean": _mean(server),
+        "client_minus_server_mean": _mean(both),
+        "expected_mean": _mean(expected),
         "in_band": None,
         "outside_by": None,
     }
@@ -98,14 +155,16 @@ def _verdict(mean: float, lo: float, hi: float) -> str:
 
 
 def summary_lines(result: dict[str, Any]) -> list[str]:
-    lines = []
+    how = f"client tokenizer {result['tokenizer']} (the reference's count)" if result["method"] == "client-tokenizer" else "server usage"
+    lines = [f"output tokens counted by {how}"]
     for label in ("window", "all"):
         p = result[label]
         exp = "" if p["expected_mean"] is None else f", dataset expects {p['expected_mean']:.2f}"
         mean = "n/a" if p["mean"] is None else f"{p['mean']:.2f}"
         band = "" if p["in_band"] is None else (" (in band)" if p["in_band"] else f" (outside by {p['outside_by']:+.2f})")
+        server = f", server usage {p['server_mean']:.2f}" if result["method"] == "client-tokenizer" and p["server_mean"] is not None else ""
         lines.append(
-            f"{label:>6}: mean {mean} tokens/turn over {p['counted']} turns{band}{exp}; "
+            f"{label:>6}: mean {mean} tokens/turn over {p['counted']} turns{band}{exp}{server}; "
             f"{p['failed']} failed, {p['uncounted']} uncounted"
         )
     verdict = {True: "PASS", False: "FAIL", None: "n/a"}[result["passed"]]

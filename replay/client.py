@@ -46,6 +46,9 @@ class StreamResult:
     http_status: int | None
     error_kind: str | None
     error_message: str | None
+    first_chars: int | None = None  # characters of the first chunk (its text and tool-call pieces)
+    # (content, reasoning, tool calls) after the first chunk: what TPOT's denominator counts
+    after_first: tuple[str, str | None, tuple[dict[str, Any], ...]] = ("", None, ())
 
     @property
     def ok(self) -> bool:
@@ -141,6 +144,8 @@ class StreamClient:
             http_status=status,
             error_kind=kind,
             error_message=message,
+            first_chars=state.first_chars,
+            after_first=state.after_first(),
         )
 
 

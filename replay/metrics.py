@@ -1,10 +1,18 @@
-"""The numbers of a run, computed from its records (SPEC §8). Pure functions, no I/O.
+"""The numbers of a run, computed from its records (docs/metrics.md). Pure functions, no I/O.
 
-Which turns count: *issued* turns are every record except "aborted" ones (those were never sent);
-the *window* turns are issued turns with `in_window`; latency distributions, throughput and
-per-user speed use the window turns that succeeded, and failures are counted apart, never mixed
-into a distribution. Timings stay in nanoseconds in the summary (the reference's unit) and are
-shown in ms in the report.
+Two views of the same records:
+
+- `reference_metrics`: the reference client's keys with the reference's meanings, so its tools
+  read our `result_summary.json` and agree with it. Its turns are the *tracked* ones, those issued
+  before the performance window closed; a turn aborted after a failure counts as issued, a failed
+  turn as completed with an error (its latency is the time to the failure, an aborted turn's is
+  0); a turn cancelled in flight by an interrupt was issued but never completed. Token counts are
+  the client tokenizer's when the run had one (the reference's method), else the server's usage.
+- `trajbench_metrics`: trajbench's own breakdown (sent, ok, failed, aborted, cancelled), and the
+  distributions over the window turns that *succeeded*, so no failure is ever mixed into them;
+  per-user speed (pooled, per trajectory, per turn), ITL, measured cache hits, token sources.
+
+Timings stay in nanoseconds (the reference's unit); reports show milliseconds.
 """
 
 from __future__ import annotations
@@ -13,98 +21,132 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-import numpy as np
+from .records import Record, tokens_after_first, tpot_ms
+from .rollup import distribution, rollup
 
-from .records import Record
-
-#: SPEC §8.5, highest first.
-PERCENTILES = (99.9, 99, 97, 95, 90, 80, 75, 50, 25, 10, 5, 1)
-
-
-def pct_key(p: float) -> str:
-    return f"{p:g}"
-
-
-def distribution(values: Sequence[float]) -> dict[str, Any]:
-    """n, total, min, max, avg, std_dev (sample, ddof=1) and percentiles taking an observed value
-    (numpy `method="lower"`). Empty input gives n=0 and nulls, so a summary always has the keys."""
-    if not values:
-        return {"n": 0, "total": 0, "min": None, "max": None, "avg": None, "std_dev": None, "percentiles": {pct_key(p): None for p in PERCENTILES}}
-    a = np.asarray(values, dtype=np.float64)
-    pv = np.percentile(a, PERCENTILES, method="lower")
-    return {
-        "n": int(a.size),
-        "total": float(a.sum()),
-        "min": float(a.min()),
-        "max": float(a.max()),
-        "avg": float(a.mean()),
-        "std_dev": float(a.std(ddof=1)) if a.size > 1 else 0.0,
-        "percentiles": {pct_key(p): float(v) for p, v in zip(PERCENTILES, pv)},
-    }
+#: The finish reasons the reference counts by name; any other goes to "other".
+FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter", "function_call")
 
 
 @dataclass(frozen=True)
 class Window:
     start_ns: int | None  # send time of the run's first request
     close_ns: int | None  # first slot that finished a trajectory and found the FIFO empty
-    end_ns: int | None  # last completion of the window turns
+    end_ns: int | None  # last completion of the window turns that succeeded
 
 
-def issued(records: Iterable[Record]) -> list[Record]:
+def sent(records: Iterable[Record]) -> list[Record]:
+    """Turns that were sent (every record but the aborted ones, which never left the client)."""
     return [r for r in records if r.error_kind != "aborted"]
 
 
 def window_of(records: Sequence[Record], close_ns: int | None) -> Window:
-    sent = issued(records)
-    start = min((r.t_send_ns for r in sent), default=None)
-    ends = [r.t_last_ns for r in sent if r.in_window and r.ok and r.t_last_ns is not None]
+    out = sent(records)
+    start = min((r.t_send_ns for r in out), default=None)
+    ends = [r.t_last_ns for r in out if r.in_window and r.ok and r.t_last_ns is not None]
     return Window(start, close_ns, max(ends) if ends else None)
+
+
+def _completed_at(r: Record) -> int:
+    """When the reference would see this turn complete: the last byte or the failure; an
+    aborted turn completes the moment it is aborted."""
+    if r.error_kind == "aborted" or r.t_last_ns is None:
+        return r.t_send_ns
+    return r.t_last_ns
+
+
+def token_method(records: Sequence[Record]) -> dict[str, str | None]:
+    """Which counts the reference keys use: "client" (the run's tokenizer, the reference's
+    method) when the run has them, else "server" (usage), else None."""
+    ok = [r for r in records if r.ok]
+    isl = "client" if any(r.client_prompt_tokens is not None for r in records) else "server" if any(r.prompt_tokens is not None for r in ok) else None
+    osl = "client" if any(r.client_output_tokens is not None for r in ok) else "server" if any(r.completion_tokens is not None for r in ok) else None
+    return {"input": isl, "output": osl}
+
+
+def reference_metrics(records: Sequence[Record], *, window_close_ns: int | None = None) -> dict[str, Any]:
+    """The reference's counters and metrics (see the module docstring for what each means)."""
+    tracked = [r for r in records if r.in_window]
+    completed = [r for r in tracked if r.error_kind != "cancelled"]
+    failed = [r for r in completed if not r.ok]
+    ok = [r for r in completed if r.ok]
+    start = window_of(records, window_close_ns).start_ns
+    end = max((_completed_at(r) for r in completed), default=None)
+    duration_ns = end - start if start is not None and end is not None and end > start else None
+    method = token_method(records)
+    if method["input"] == "client":
+        isl = [r.client_prompt_tokens for r in sent(tracked) if r.client_prompt_tokens is not None]
+    else:
+        isl = [r.prompt_tokens for r in ok if r.prompt_tokens is not None]
+    if method["output"] == "client":
+        osl = [r.client_output_tokens for r in ok if r.client_output_tokens is not None]
+    else:
+        osl = [r.completion_tokens for r in ok if r.completion_tokens is not None]
+    tpot = [
+        (r.t_last_ns - r.t_first_ns) / r.client_tokens_after_first
+        for r in ok
+        if r.client_tokens_after_first and r.t_first_ns is not None and r.t_last_ns is not None
+    ]
+    seconds = duration_ns / 1e9 if duration_ns else None
+    reasons = Counter(r.finish_reason if r.finish_reason in FINISH_REASONS else "other" for r in completed if isinstance(r.finish_reason, str))
+    return {
+        "n_samples_issued": len(tracked),
+        "n_samples_completed": len(completed),
+        "n_samples_failed": len(failed),
+        "duration_ns": duration_ns,
+        "ttft": rollup([r.t_first_ns - r.t_send_ns for r in tracked if r.t_first_ns is not None], early_stopping=True),
+        "tpot": rollup(tpot, early_stopping=True),
+        "latency": rollup([_completed_at(r) - r.t_send_ns for r in completed], early_stopping=True),
+        "output_sequence_lengths": rollup(osl),
+        "input_sequence_lengths": rollup(isl),
+        "legacy_loadgen_window_duration_ns": None,  # the reference's LoadGen window applies to Poisson runs only
+        "qps": len(completed) / seconds if seconds else None,
+        "tps": sum(osl) / seconds if seconds and osl else None,
+        "finish_reason_counts": {k: reasons.get(k, 0) for k in (*FINISH_REASONS, "other")},
+    }
 
 
 def _sum_known(values: Iterable[int | None]) -> int:
     return sum(v for v in values if v is not None)
 
 
-def compute(records: Sequence[Record], *, window_close_ns: int | None = None) -> dict[str, Any]:
-    """Every metric of SPEC §8 over a run's records, as one JSON-ready dict."""
-    sent = issued(records)
-    window_turns = [r for r in sent if r.in_window]
+def _breakdown(records: Sequence[Record]) -> dict[str, int]:
+    kinds = Counter(r.error_kind for r in records)
+    return {
+        "sent": sum(n for k, n in kinds.items() if k != "aborted"),
+        "ok": kinds.get(None, 0),
+        "failed": sum(n for k, n in kinds.items() if k not in (None, "aborted", "cancelled")),
+        "aborted": kinds.get("aborted", 0),
+        "cancelled": kinds.get("cancelled", 0),
+    }
+
+
+def trajbench_metrics(records: Sequence[Record], *, window_close_ns: int | None = None) -> dict[str, Any]:
+    """trajbench's own numbers: every distribution over the window turns that succeeded."""
+    window_turns = [r for r in sent(records) if r.in_window]
     good = [r for r in window_turns if r.ok]
     win = window_of(records, window_close_ns)
     duration_ns = (win.end_ns - win.start_ns) if win.start_ns is not None and win.end_ns is not None else 0
     duration_s = duration_ns / 1e9
-
     out_tokens = [r.output_tokens() for r in good]
     total_out = _sum_known(out_tokens)
     e2e_ns = [r.t_last_ns - r.t_send_ns for r in good if r.t_last_ns is not None]
     e2e_s_sum = sum(e2e_ns) / 1e9
-    ttft_ns = [r.t_first_ns - r.t_send_ns for r in good if r.t_first_ns is not None]
     tpot_ns: list[float] = []
+    tpot_how: Counter[str] = Counter()  # how each TPOT's denominator was counted
     for r in good:
-        n = r.output_tokens()
-        if r.t_first_ns is not None and r.t_last_ns is not None and n is not None and n >= 2:
-            tpot_ns.append((r.t_last_ns - r.t_first_ns) / (n - 1))
-    itl_ns = [b - a for r in good for a, b in zip(r.chunk_ns, r.chunk_ns[1:])]
-
+        if (v := tpot_ms(r)) is not None:
+            tpot_ns.append(v * 1e6)
+            tpot_how[tokens_after_first(r)[1]] += 1  # type: ignore[index]
     errors = Counter(r.error_kind for r in records if r.error_kind is not None)
     return {
-        "n_samples_issued": len(sent),
-        "n_samples_completed": sum(1 for r in sent if r.ok),
-        "n_samples_failed": sum(1 for r in sent if not r.ok),
-        "n_samples_aborted": errors.get("aborted", 0),
-        "n_window_samples": len(window_turns),
-        "n_window_completed": len(good),
-        "n_window_failed": len(window_turns) - len(good),
-        "duration_ns": duration_ns,
-        "window": {"start_ns": win.start_ns, "close_ns": win.close_ns, "end_ns": win.end_ns, "closed": win.close_ns is not None},
-        "ttft": distribution(ttft_ns),
-        "tpot": distribution(tpot_ns),
-        "latency": distribution(e2e_ns),
-        "itl": distribution(itl_ns),
-        "input_sequence_lengths": distribution([v for v in (_input_tokens(r) for r in good) if v is not None]),
-        "output_sequence_lengths": distribution([v for v in out_tokens if v is not None]),
-        "qps": len(good) / duration_s if duration_s > 0 else 0.0,
-        "tps": total_out / duration_s if duration_s > 0 else 0.0,
+        "turns": {**_breakdown(records), "window": _breakdown([r for r in records if r.in_window])},
+        "window": {"start_ns": win.start_ns, "close_ns": win.close_ns, "end_ns": win.end_ns, "closed": win.close_ns is not None, "duration_ns": duration_ns},
+        "throughput": {
+            "output_tokens_per_s": total_out / duration_s if duration_s > 0 else 0.0,
+            "requests_per_s": len(good) / duration_s if duration_s > 0 else 0.0,
+            "output_tokens": total_out,
+        },
         "interactivity": {
             "e2e_interactivity": total_out / e2e_s_sum if e2e_s_sum > 0 else 0.0,
             "output_tokens_sum": total_out,
@@ -114,15 +156,23 @@ def compute(records: Sequence[Record], *, window_close_ns: int | None = None) ->
                 [n / ((r.t_last_ns - r.t_send_ns) / 1e9) for r in good if (n := r.output_tokens()) is not None and r.t_last_ns is not None and r.t_last_ns > r.t_send_ns]
             ),
         },
+        "ttft": distribution([r.t_first_ns - r.t_send_ns for r in good if r.t_first_ns is not None]),
+        "tpot": distribution(tpot_ns),
+        "tpot_denominator": dict(sorted(tpot_how.items())),
+        "latency": distribution(e2e_ns),
+        "itl": distribution([b - a for r in good for a, b in zip(r.chunk_ns, r.chunk_ns[1:])]),
+        "input_sequence_lengths": distribution([v for v in (_input_tokens(r) for r in good) if v is not None]),
+        "output_sequence_lengths": distribution([v for v in out_tokens if v is not None]),
+        "token_method": token_method(records),
         "tokens": token_sources(good),
         "cached_tokens": cached(good),
-        "per_trajectory": per_trajectory_stats(sent),
-        "finish_reason_counts": dict(sorted(Counter(r.finish_reason or "none" for r in good).items())),
+        "per_trajectory": per_trajectory_stats(sent(records)),
+        "finish_reasons": dict(sorted(Counter(r.finish_reason or "none" for r in good).items())),
         "errors_by_kind": dict(sorted(errors.items())),
         "all_turns": {
-            "output_tokens": _sum_known(r.output_tokens() for r in sent if r.ok),
-            "completed": sum(1 for r in sent if r.ok),
-            "out_of_window": len(sent) - len(window_turns),
+            "output_tokens": _sum_known(r.output_tokens() for r in records if r.ok),
+            "completed": sum(1 for r in records if r.ok),
+            "out_of_window": len(sent(records)) - len(window_turns),
         },
     }
 
@@ -160,7 +210,7 @@ def token_sources(good: Sequence[Record]) -> dict[str, Any]:
 
 
 def cached(good: Sequence[Record]) -> dict[str, Any]:
-    """Measured prefix-cache hits (SPEC §8.4): cached / prompt tokens over turns reporting both."""
+    """Measured prefix-cache hits: cached / prompt tokens over turns reporting both."""
     pairs = [(r.cached_tokens, r.prompt_tokens) for r in good if r.cached_tokens is not None and r.prompt_tokens]
     c = sum(p[0] for p in pairs)
     t = sum(p[1] for p in pairs)  # type: ignore[misc]
@@ -173,10 +223,10 @@ def cached(good: Sequence[Record]) -> dict[str, Any]:
     }
 
 
-def per_trajectory_stats(sent: Sequence[Record]) -> dict[str, Any]:
+def per_trajectory_stats(sent_records: Sequence[Record]) -> dict[str, Any]:
     """Instances started, finished cleanly, failed (a failed turn ended them), cut by the window."""
     by: dict[str, list[Record]] = defaultdict(list)
-    for r in sent:
+    for r in sent_records:
         by[r.instance_id].append(r)
     failed = sum(1 for rs in by.values() if any(not r.ok for r in rs))
     straddling = sum(1 for rs in by.values() if any(r.in_window for r in rs) and any(not r.in_window for r in rs))

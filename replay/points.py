@@ -14,9 +14,10 @@ from typing import Any
 
 from .errors import ReplayError
 from .pareto import Point
+from .rollup import pct_key
+from .summary import OURS, SUMMARY_FILE
 
 SWEEP_FILE = "sweep.json"
-SUMMARY_FILE = "result_summary.json"
 
 
 def _json(path: Path) -> dict[str, Any] | None:
@@ -35,18 +36,22 @@ def load_point(run_dir: Path, label: str) -> Point:
         raise ReplayError(f"{run_dir}: not a finished run (needs run.json and {SUMMARY_FILE}); rerun or resume it")
     scores = _json(run_dir / "scores.json") or {}
     osl = _json(run_dir / "osl.json") or {}
-    ttft90 = (summary.get("ttft") or {}).get("percentiles", {}).get("90")
+    ours = summary.get(OURS)
+    if not isinstance(ours, dict):
+        raise ReplayError(f"{run_dir}/{SUMMARY_FILE}: written by an older trajbench (no {OURS!r} section); rerun the point")
+    ttft90 = ours["ttft"]["percentiles"].get(pct_key(90))
+    turns = ours["turns"]["window"]
     return Point(
         label=label,
         run_dir=str(run_dir),
         concurrency=int(run["concurrency"]),
-        per_user_tps=float(summary["interactivity"]["e2e_interactivity"]),
-        throughput_tps=float(summary["tps"]),
-        requests_per_s=float(summary.get("qps", 0.0)),
+        per_user_tps=float(ours["interactivity"]["e2e_interactivity"]),
+        throughput_tps=float(ours["throughput"]["output_tokens_per_s"]),
+        requests_per_s=float(ours["throughput"]["requests_per_s"]),
         ttft_p90_ms=None if ttft90 is None else ttft90 / 1e6,
-        cache_hit=(summary.get("cached_tokens") or {}).get("hit_rate"),
-        failed_turns=int(summary.get("n_samples_failed", 0)),
-        issued_turns=int(summary.get("n_samples_issued", 0)),
+        cache_hit=ours["cached_tokens"]["hit_rate"],
+        failed_turns=int(turns["failed"] + turns["aborted"]),
+        issued_turns=int(turns["sent"] + turns["aborted"]),
         inline_score=scores.get("score"),
         inline_pass=scores.get("passed"),
         osl_mean=(osl.get("window") or {}).get("mean"),

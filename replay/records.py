@@ -55,14 +55,26 @@ class Record:
     http_status: int | None
     error_kind: str | None
     error_message: str | None
+    # The first chunk (TTFT's) in characters of text and tool-call pieces, and the client
+    # tokenizer's count of the output after it (TPOT's denominator; None without a tokenizer).
+    first_chunk_chars: int | None = None
+    client_tokens_after_first: int | None = None
 
     @property
     def ok(self) -> bool:
         return self.error_kind is None
 
     def output_tokens(self) -> int | None:
-        """Server usage first, the client tokenizer second (SPEC §8.4)."""
+        """Server usage first, the client tokenizer second (docs/metrics.md)."""
         return self.completion_tokens if self.completion_tokens is not None else self.client_output_tokens
+
+    def output_chars(self) -> int:
+        """Characters of the answer: content, reasoning and each tool call's name and arguments."""
+        n = len(self.content) + len(self.reasoning)
+        for call in self.tool_calls:
+            fn = call.get("function") or {}
+            n += len(fn.get("name") or "") + len(fn.get("arguments") or "")
+        return n
 
 
 _FIELDS = tuple(f.name for f in fields(Record))
@@ -76,12 +88,26 @@ def e2e_ms(r: Record) -> float | None:
     return None if r.t_last_ns is None else (r.t_last_ns - r.t_send_ns) / 1e6
 
 
-def tpot_ms(r: Record) -> float | None:
-    """(E2E − TTFT) / (output tokens − 1); undefined for answers of one token or none."""
-    n = r.output_tokens()
-    if r.t_first_ns is None or r.t_last_ns is None or n is None or n < 2:
+def tokens_after_first(r: Record) -> tuple[float, str] | None:
+    """Output tokens after the first chunk, and how they were counted (docs/metrics.md): the
+    client tokenizer's exact count when the run had one ("client"), else the server's
+    `completion_tokens` less the first chunk's share of the answer's characters ("prorated").
+    The first chunk may carry several tokens (MTP, speculative decoding), so it is never taken
+    as one token."""
+    if r.client_tokens_after_first is not None:
+        return float(r.client_tokens_after_first), "client"
+    total = r.output_chars()
+    if r.completion_tokens is None or r.first_chunk_chars is None or total <= 0:
         return None
-    return (r.t_last_ns - r.t_first_ns) / 1e6 / (n - 1)
+    return r.completion_tokens * (1 - min(r.first_chunk_chars, total) / total), "prorated"
+
+
+def tpot_ms(r: Record) -> float | None:
+    """(E2E − TTFT) / output tokens after the first chunk; undefined when nothing followed it."""
+    after = tokens_after_first(r)
+    if r.t_first_ns is None or r.t_last_ns is None or after is None or after[0] <= 0:
+        return None
+    return (r.t_last_ns - r.t_first_ns) / 1e6 / after[0]
 
 
 def itl_ms(r: Record) -> list[float]:

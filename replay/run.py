@@ -91,9 +91,8 @@ def _finish(run_dir: Path, coordinator: Coordinator, state: RunState, crashed: b
     them never hides the crash that brought us here."""
     if not (run_dir / RUN_FILE).is_file() or not (run_dir / RECORDS_FILE).is_file():
         return  # nothing ran (e.g. the simulator did not start)
-    extra = {"interrupted": state.interrupted, "crashed": crashed}
     try:
-        write_results(run_dir, window_close_ns=coordinator.window_close_ns, extra=extra)
+        write_results(run_dir, window_close_ns=coordinator.window_close_ns, interrupted=state.interrupted, crashed=crashed)
     except Exception:
         if not crashed:
             raise

@@ -42,7 +42,7 @@ class ChatClient(Protocol):
 class AnswerCounter(Protocol):
     """The part of a traces tokenizer the scheduler uses (client-side output tokens)."""
 
-    def answer_tokens(self, message: dict[str, Any]) -> int: ...
+    def output_tokens(self, message: dict[str, Any], *, structured: bool | None = None) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,7 @@ class Scheduler:
             slot, logical, repeat, session_headers(self.plan.headers, logical),
             salt.repeat if salt else first.salt_repeat, salt.conversation if salt else first.salt_conversation,
         )
-        prompts = list(traces.iter_prompts(instance, history_marker=self.shards.history_marker, salt=salt))
+        prompts = list(traces.iter_prompts(instance, salt=salt))
         for k, prompt in enumerate(prompts):
             delay = prompt.row.delay_seconds if self.plan.inject_delays else 0.0
             if delay > 0 and not await self._wait_delay(delay):
@@ -212,7 +212,7 @@ class Scheduler:
             raise
         finally:
             self.active -= 1
-        client_tokens = None
+        client_tokens: tuple[int | None, int | None] = (None, None)
         if self.counter is not None and result.error_kind is None:
             # Tokenizing a long answer takes milliseconds: off the loop, so it cannot delay the
             # other slots' chunk timestamps.
@@ -240,7 +240,7 @@ class Scheduler:
         result: "StreamResult | None" = None,
         t_send_ns: int = 0,
         error: tuple[str, str] | None = None,
-        client_tokens: int | None = None,
+        client_tokens: tuple[int | None, int | None] = (None, None),
     ) -> Record:
         row = prompt.row
         common: dict[str, Any] = dict(
@@ -280,20 +280,24 @@ class Scheduler:
             prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
             completion_tokens=_int_or_none(usage.get("completion_tokens")),
             cached_tokens=_int_or_none(details.get("cached_tokens") if isinstance(details, dict) else None),
-            client_output_tokens=client_tokens,
+            client_output_tokens=client_tokens[0],
             http_status=result.http_status,
             error_kind=result.error_kind,
             error_message=result.error_message,
+            first_chunk_chars=result.first_chars,
+            client_tokens_after_first=client_tokens[1],
         )
 
-    def _client_tokens(self, result: "StreamResult") -> int:
+    def _client_tokens(self, result: "StreamResult") -> tuple[int | None, int | None]:
+        """The answer's output tokens and those after its first chunk, counted as the reference
+        counts them (docs/metrics.md): an answer with reasoning or tool calls is counted through
+        the chat template, in both parts."""
         assert self.counter is not None
-        message: dict[str, Any] = {"role": "assistant", "content": result.content or None}
-        if result.reasoning:
-            message["reasoning_content"] = result.reasoning
-        if result.tool_calls:
-            message["tool_calls"] = list(result.tool_calls)
-        return int(self.counter.answer_tokens(message))
+        whole = {"content": result.content, "reasoning_content": result.reasoning, "tool_calls": list(result.tool_calls)}
+        content, reasoning, calls = result.after_first
+        structured = bool(result.reasoning or result.tool_calls)
+        tail = {"content": content, "reasoning_content": reasoning, "tool_calls": list(calls)}
+        return self.counter.output_tokens(whole), self.counter.output_tokens(tail, structured=structured)
 
 
 def _int_or_none(v: object) -> int | None:

@@ -142,16 +142,26 @@ def error_text(obj: dict[str, Any]) -> str:
 
 
 class ChatStream:
-    """Folds a chat-completions stream into one turn's facts; `feed` returns True once finished."""
+    """Folds a chat-completions stream into one turn's facts; `feed` returns True once finished.
 
-    __slots__ = ("parser", "content", "reasoning", "calls", "finish_reason", "usage", "chunk_ns",
-                 "t_first_ns", "t_last_ns", "done", "error_kind", "error_message")
+    Text arrives as pieces (`content`, `reasoning`, one per delta); tool calls are assembled as
+    the reference client assembles them (`merge_tool_call`). The first delta that carries text
+    or a tool call is "the first chunk" of TTFT and TPOT: its size in characters is kept, and the
+    tool calls of the deltas after it (`tail_calls`), so the output after the first chunk (TPOT's
+    denominator, docs/metrics.md) can be counted.
+    """
+
+    __slots__ = ("parser", "content", "reasoning", "calls", "tail_calls", "tool_deltas", "first_chars",
+                 "finish_reason", "usage", "chunk_ns", "t_first_ns", "t_last_ns", "done", "error_kind", "error_message")
 
     def __init__(self) -> None:
         self.parser = SSEParser()
         self.content: list[str] = []
         self.reasoning: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
+        self.tail_calls: dict[int, dict[str, Any]] = {}  # assembled from the tool deltas after the first
+        self.tool_deltas = 0
+        self.first_chars: int | None = None  # characters of the first chunk's text and call pieces
         self.finish_reason: str | None = None
         self.usage: dict[str, Any] | None = None
         self.chunk_ns: list[int] = []
@@ -200,6 +210,8 @@ class ChatStream:
                                 text = delta.get("content")
                                 if text:
                                     add_text(text)
+                                    if self.first_chars is None:
+                                        self.first_chars = len(text)
                                     fresh += 1
                                     continue
                         self._chunk(obj, t_ns)
@@ -249,47 +261,78 @@ class ChatStream:
             return
         choice = choices[0]
         delta = choice.get("delta")
-        fresh = False
+        chars = -1  # characters this delta carries; -1: nothing (not a chunk of the answer)
         if delta:
             text = delta.get("content")
             if text:
                 self.content.append(text)
-                fresh = True
-            if len(delta) > 1 or not fresh:  # a bare {"content": …} delta has nothing else to look at
+                chars = len(text)
+            if len(delta) > 1 or chars < 0:  # a bare {"content": …} delta has nothing else to look at
                 text = delta.get("reasoning_content") or delta.get("reasoning")
                 if text:
                     self.reasoning.append(text)
-                    fresh = True
+                    chars = max(chars, 0) + len(text)
                 calls = delta.get("tool_calls")
-                if calls:
-                    self._merge_calls(calls)
-                    fresh = True
+                if calls and isinstance(calls, list):
+                    for part in calls:
+                        if isinstance(part, dict):
+                            merge_tool_call(self.calls, part)
+                            if self.tool_deltas:
+                                merge_tool_call(self.tail_calls, part)
+                    self.tool_deltas += 1
+                    chars = max(chars, 0) + sum(_call_chars(p) for p in calls if isinstance(p, dict))
         finish = choice.get("finish_reason")
         if finish:
             self.finish_reason = finish
-        if fresh:
+        if chars >= 0:
             self.chunk_ns.append(t_ns)
+            if self.first_chars is None:
+                self.first_chars = chars
             if self.t_first_ns is None:
                 self.t_first_ns = t_ns
 
-    def _merge_calls(self, calls: list[dict[str, Any]]) -> None:
-        for part in calls:
-            index = part.get("index", len(self.calls))
-            call = self.calls.get(index)
-            if call is None:
-                call = self.calls[index] = {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
-            if part.get("id"):
-                call["id"] = part["id"]
-            fn = part.get("function") or {}
-            name = fn.get("name")
-            if name and call["function"]["name"] != name:
-                call["function"]["name"] += name  # some servers stream the name in pieces
-            args = fn.get("arguments")
-            if args:
-                call["function"]["arguments"] += args
-
     def tool_calls(self) -> tuple[dict[str, Any], ...]:
         return tuple(self.calls[i] for i in sorted(self.calls))
+
+    def after_first(self) -> tuple[str, str | None, tuple[dict[str, Any], ...]]:
+        """(content, reasoning, tool calls) emitted after the first chunk, as the reference
+        splits them: the first reasoning piece when there is reasoning (content then counts
+        whole), else the first content piece; tool calls lose their first delta only when the
+        answer has no text at all."""
+        if self.reasoning:
+            reasoning = "".join(self.reasoning[1:]) if len(self.reasoning) > 1 else None
+            content = "".join(self.content)
+        else:
+            reasoning = None
+            content = "".join(self.content[1:])
+        calls = self.calls if (self.content or self.reasoning) else self.tail_calls
+        return content, reasoning, tuple(calls[i] for i in sorted(calls))
+
+
+def merge_tool_call(calls: dict[int, dict[str, Any]], part: dict[str, Any]) -> None:
+    """Fold one streamed tool-call delta into `calls` by index, as the reference client does:
+    a delta without `index` continues call 0; `id`, `type` and the function name are replaced by
+    the latest non-empty piece (a name sent in pieces keeps the last one); arguments are joined."""
+    index = part.get("index", 0)
+    call = calls.get(index)
+    if call is None:
+        call = calls[index] = {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
+    if part.get("id"):
+        call["id"] = part["id"]
+    if part.get("type"):
+        call["type"] = part["type"]
+    fn = part.get("function") or {}
+    if fn.get("name"):
+        call["function"]["name"] = fn["name"]
+    args = fn.get("arguments")
+    if args and isinstance(args, str):
+        call["function"]["arguments"] += args
+
+
+def _call_chars(part: dict[str, Any]) -> int:
+    fn = part.get("function") or {}
+    name, args = fn.get("name"), fn.get("arguments")
+    return (len(name) if isinstance(name, str) else 0) + (len(args) if isinstance(args, str) else 0)
 
 
 def parse_stream(reads: Iterable[tuple[int, bytes]]) -> ChatStream:

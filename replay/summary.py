@@ -1,4 +1,11 @@
-"""A run's result files: `result_summary.json` (the reference's keys plus ours) and `report.txt`."""
+"""A run's result files: `result_summary.json` (the reference's keys, then trajbench's own under
+one key) and `report.txt` (docs/files.md).
+
+`result_summary.json` loads in the reference client's own Report reader: its top-level keys in
+its order, with its meanings (`replay.metrics.reference_metrics`). Everything trajbench adds
+(its turn breakdown, per-user speed, ITL, cache hits, distributions without failures) sits under
+the one extra key `trajbench`.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +13,49 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from .metrics import compute, pct_key
+import traces
+
+from .metrics import reference_metrics, trajbench_metrics
 from .records import Record, read_records, read_run_config
+from .rollup import pct_key
 
 SUMMARY_FILE = "result_summary.json"
 REPORT_FILE = "report.txt"
 
-
-def build_summary(records: Sequence[Record], run_config: dict[str, Any], *, window_close_ns: int | None = None) -> dict[str, Any]:
-    summary = compute(records, window_close_ns=window_close_ns)
-    summary["run_config"] = run_config
-    return summary
+#: The key that holds trajbench's additions in result_summary.json.
+OURS = "trajbench"
 
 
-def write_results(run_dir: str | Path, *, window_close_ns: int | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def build_summary(
+    records: Sequence[Record], run_config: dict[str, Any], *, window_close_ns: int | None = None, interrupted: bool = False, crashed: bool = False
+) -> dict[str, Any]:
+    ref = reference_metrics(records, window_close_ns=window_close_ns)
+    state = "interrupted" if interrupted or crashed else "complete"
+    ours = trajbench_metrics(records, window_close_ns=window_close_ns)
+    ours.update(interrupted=interrupted, crashed=crashed)
+    return {
+        "version": traces.__version__,
+        "git_sha": None,
+        "test_started_at": int(run_config.get("started_monotonic_ns") or 0),
+        "n_samples_issued": ref.pop("n_samples_issued"),
+        "n_samples_completed": ref.pop("n_samples_completed"),
+        "n_samples_failed": ref.pop("n_samples_failed"),
+        "duration_ns": ref.pop("duration_ns"),
+        "state": state,
+        "complete": state == "complete",
+        **ref,
+        "run_config": run_config,
+        OURS: ours,
+    }
+
+
+def write_results(run_dir: str | Path, *, window_close_ns: int | None = None, interrupted: bool = False, crashed: bool = False) -> dict[str, Any]:
     """Read the run's records and config, write both result files, return the summary."""
     run_dir = Path(run_dir)
-    summary = build_summary(list(read_records(run_dir)), read_run_config(run_dir), window_close_ns=window_close_ns)
-    if extra:
-        summary.update(extra)
-    (run_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    summary = build_summary(
+        list(read_records(run_dir)), read_run_config(run_dir), window_close_ns=window_close_ns, interrupted=interrupted, crashed=crashed
+    )
+    (run_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (run_dir / REPORT_FILE).write_text(render_report(summary), encoding="utf-8")
     return summary
 
@@ -49,8 +79,10 @@ def _dist_row(name: str, d: dict[str, Any], conv) -> str:  # type: ignore[no-unt
 def render_report(s: dict[str, Any]) -> str:
     """The human-readable digest of a summary: headline, window, latencies, tokens, failures."""
     cfg = s.get("run_config", {})
-    inter = s["interactivity"]
-    w = s["window"]
+    t = s[OURS]
+    inter = t["interactivity"]
+    w = t["window"]
+    turns = t["turns"]
     lines = [
         "trajbench replay report",
         "=======================",
@@ -60,36 +92,40 @@ def render_report(s: dict[str, Any]) -> str:
         f"workers {cfg.get('workers')}  delays {'on' if cfg.get('inject_delays') else 'off'}  "
         f"stop at window end {'yes' if cfg.get('stop_at_window_end') else 'no'}",
         "",
-        "headline (turns issued in the performance window)",
-        f"  system throughput     {s['tps']:.1f} output tok/s   ({s['qps']:.2f} requests/s)",
+        "headline (turns issued in the performance window that succeeded)",
+        f"  system throughput     {t['throughput']['output_tokens_per_s']:.1f} output tok/s   ({t['throughput']['requests_per_s']:.2f} requests/s)",
         f"  per-user speed        {inter['e2e_interactivity']:.1f} tok/s pooled = {inter['output_tokens_sum']} tokens / {inter['e2e_seconds_sum']:.2f} s of E2E",
-        f"  per-trajectory speed  median {_num(inter['per_trajectory']['percentiles']['50'])} tok/s over {inter['per_trajectory']['n']} instances",
-        f"  window                {s['duration_ns'] / 1e9:.2f} s, {'closed' if w['closed'] else 'never closed (the FIFO outlasted every slot)'}",
+        f"  per-trajectory speed  median {_num(inter['per_trajectory']['percentiles'][pct_key(50)])} tok/s over {inter['per_trajectory']['n']} instances",
+        f"  window                {w['duration_ns'] / 1e9:.2f} s, {'closed' if w['closed'] else 'never closed (the FIFO outlasted every slot)'}",
         "",
-        f"turns       issued {s['n_samples_issued']}  completed {s['n_samples_completed']}  failed {s['n_samples_failed']}  "
-        f"aborted (not sent) {s['n_samples_aborted']}  in window {s['n_window_samples']}",
+        f"turns       sent {turns['sent']}  ok {turns['ok']}  failed {turns['failed']}  aborted (not sent) {turns['aborted']}  "
+        f"cancelled {turns['cancelled']}  in window {turns['window']['sent']}",
+        f"reference   issued {s['n_samples_issued']}  completed {s['n_samples_completed']}  failed {s['n_samples_failed']}  "
+        f"(tracked turns, as the reference counts them)",
         "",
         f"  {'metric':<22}{'n':>8}  " + "".join(f"{h:>10}" for h in ["avg", "min"] + [f"p{p}" for p in _SHOWN] + ["max"]),
-        _dist_row("TTFT ms", s["ttft"], _ms),
-        _dist_row("TPOT ms", s["tpot"], _ms),
-        _dist_row("ITL ms", s["itl"], _ms),
-        _dist_row("E2E ms", s["latency"], _ms),
-        _dist_row("input tokens", s["input_sequence_lengths"], _num),
-        _dist_row("output tokens", s["output_sequence_lengths"], _num),
+        _dist_row("TTFT ms", t["ttft"], _ms),
+        _dist_row("TPOT ms", t["tpot"], _ms),
+        _dist_row("ITL ms", t["itl"], _ms),
+        _dist_row("E2E ms", t["latency"], _ms),
+        _dist_row("input tokens", t["input_sequence_lengths"], _num),
+        _dist_row("output tokens", t["output_sequence_lengths"], _num),
         _dist_row("per-turn tok/s", inter["per_turn"], _num),
         "",
     ]
-    c = s["cached_tokens"]
+    if t["tpot_denominator"]:
+        how = ", ".join(f"{k} {v}" for k, v in t["tpot_denominator"].items())
+        lines.append(f"TPOT          tokens after the first chunk counted by: {how}")
+    c = t["cached_tokens"]
     if c["turns_reporting"]:
         lines.append(f"prefix cache  {c['cached_tokens_sum']} of {c['prompt_tokens_sum']} prompt tokens cached ({100 * c['hit_rate']:.1f} %)")
-    t = s["tokens"]
-    lines.append(f"token counts  output from server usage {t['output_from_server']}, from client tokenizer {t['output_from_client']}, unknown {t['output_unknown']}")
-    if t["output_client_minus_server"]["n"]:
-        lines.append(f"              client − server output tokens: mean {t['output_client_minus_server']['avg']:.2f}")
-    lines.append(f"finish        {', '.join(f'{k} {v}' for k, v in s['finish_reason_counts'].items()) or '-'}")
-    if s["errors_by_kind"]:
-        lines.append(f"errors        {', '.join(f'{k} {v}' for k, v in s['errors_by_kind'].items())}")
-    if s.get("interrupted"):
+    tok = t["tokens"]
+    lines.append(f"token counts  output from server usage {tok['output_from_server']}, from client tokenizer {tok['output_from_client']}, unknown {tok['output_unknown']}")
+    if tok["output_client_minus_server"]["n"]:
+        lines.append(f"              client − server output tokens: mean {tok['output_client_minus_server']['avg']:.2f}")
+    lines.append(f"finish        {', '.join(f'{k} {v}' for k, v in t['finish_reasons'].items()) or '-'}")
+    if t["errors_by_kind"]:
+        lines.append(f"errors        {', '.join(f'{k} {v}' for k, v in t['errors_by_kind'].items())}")
+    if t.get("interrupted"):
         lines.append("NOTE          the run was interrupted (Ctrl-C); the numbers cover what finished")
     return "\n".join(lines) + "\n"
-

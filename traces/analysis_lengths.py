@@ -68,7 +68,7 @@ class TurnLengths:
             self.rows.append((row.isl_tokens or 0, row.delta_tokens or 0, row.expected_osl_tokens))
             return
         exp = row.expected
-        answer = wire_messages(exp, history_marker=False)[0] if exp is not None else None
+        answer = wire_messages(exp)[0] if exp is not None else None
         has_system = bool(p.messages) and p.messages[0]["role"] == "system"
         if self.counter is None:
             if not self.rows:
@@ -83,7 +83,7 @@ class TurnLengths:
                 self._n_msgs = 1
         delta = self._count.add(p.messages[self._n_msgs :])
         self._n_msgs = len(p.messages)
-        self.rows.append((self._count.isl(), delta, None if answer is None else self.counter.answer_tokens(answer)))
+        self.rows.append((self._count.isl(), delta, None if answer is None else self.counter.output_tokens(answer) or 0))
 
 
 def _answer_chars(answer: dict[str, Any]) -> int:

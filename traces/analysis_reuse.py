@@ -72,7 +72,7 @@ def prompt_plan(sh: Shards, inst: Instance, on_prompt: Callable[[Any], None] | N
     n_msgs = -1
     tools: Any = None
     stored: str | None = None
-    for p in iter_prompts(inst, history_marker=sh.history_marker):
+    for p in iter_prompts(inst):
         if on_prompt is not None:
             on_prompt(p)
         msgs = p.messages

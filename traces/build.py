@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
@@ -19,14 +20,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import __version__
-from .canonical import canonical_json
 from .errors import TraceError
 from .formats import FORMATS
 from .formats.mlperf_jsonl import row_to_flat
+from .marker import Marker
+from .marker import choose as choose_marker
 from .model import Trajectory
 from .prompts import PromptBuilder, wire_messages
 from .salt import SALT_MODES, make_salt
-from .shards import FORMAT_VERSION, MANIFEST, SCHEMA, logical_id, manifest_json
+from .shards import FORMAT_VERSION, MANIFEST, SCHEMA, logical_id, manifest_json, row_bytes, source_json
 from .sources import read_sources
 
 
@@ -48,8 +50,11 @@ class TokenCounter(Protocol):
 
     def start(self, tools: list[dict[str, Any]] | None) -> PromptCount: ...
 
-    def answer_tokens(self, message: dict[str, Any]) -> int:
-        """Tokens of a recorded assistant message, chat-template framing subtracted."""
+    def output_tokens(self, message: dict[str, Any], *, structured: bool | None = None) -> int | None:
+        """Tokens of an answer as the reference counts its output (None for an empty answer)."""
+
+    def history_render(self, messages: list[dict[str, Any]]) -> str:
+        """The chat template's text of a short conversation (for the history-marker check)."""
 
 
 @dataclass(frozen=True)
@@ -81,22 +86,88 @@ class BuildResult:
 
 Progress = Callable[[int], None]
 
+#: A build fails when the chat template erases the history marker in more replayed assistant
+#: messages than this share (docs/history-marker.md).
+MAX_UNMARKED_SHARE = 0.01
+
+
+class MarkerCheck:
+    """Chooses each replayed assistant message's history marker and keeps the build's tally.
+
+    With a tokenizer, a candidate counts only if the chat template's rendering of the message's
+    next-turn context changes with it; without one, the rule's order alone decides. The choice of
+    a (trajectory, turn) is made once and reused by every repeat.
+    """
+
+    def __init__(self, counter: TokenCounter | None) -> None:
+        self.render = getattr(counter, "history_render", None)
+        self.template = counter.name if self.render is not None and counter is not None else None
+        self.chosen: dict[tuple[str, int], Marker | None] = {}
+        self.positions: Counter[str] = Counter()
+        self.unmarked: list[tuple[str, int]] = []
+
+    def choose(self, key: tuple[str, int], message: dict[str, Any], before: list[dict[str, Any]], after: list[dict[str, Any]]) -> Marker | None:
+        if key in self.chosen:
+            return self.chosen[key]
+        differs = None
+        if (render := self.render) is not None:
+            plain = render([*before, message, *after])
+
+            def differs(marked: dict[str, Any]) -> bool:
+                return render([*before, marked, *after]) != plain
+
+        marker = choose_marker(message, differs)
+        self.chosen[key] = marker
+        if marker is None:
+            self.unmarked.append(key)
+            self.positions["unmarked"] += 1
+        else:
+            self.positions["leading space" if marker.at == 0 else marker.field] += 1
+        return marker
+
+    def summary(self) -> dict[str, Any]:
+        total = sum(self.positions.values())
+        return {
+            "assistant_messages": total,
+            "checked_with_template": self.template,
+            "positions": dict(sorted(self.positions.items())),
+            "unmarked": [{"conversation_id": c, "turn": t} for c, t in self.unmarked[:20]],
+        }
+
+    def verify(self) -> None:
+        """Refuse a build whose template erases the marker too often."""
+        total = sum(self.positions.values())
+        n = len(self.unmarked)
+        if total and n / total > MAX_UNMARKED_SHARE:
+            where = ", ".join(f"{c} turn {t}" for c, t in self.unmarked[:5])
+            raise TraceError(
+                f"the chat template of {self.template} erases the history marker in "
+                f"{n} of {total} replayed assistant messages ({100 * n / total:.1f} %, over the "
+                f"{100 * MAX_UNMARKED_SHARE:g} % allowed), e.g. {where}; the marker would not stop cache reuse of "
+                "generated tokens there (docs/history-marker.md). Build with --no-history-marker (reference "
+                "prompts, no marker) or with the tokenizer of the model you will serve"
+            )
+
 
 def instance_rows(
-    traj: Trajectory, repeat: int, opts: BuildOptions, counter: TokenCounter | None
+    traj: Trajectory, repeat: int, opts: BuildOptions, counter: TokenCounter | None, markers: MarkerCheck | None = None
 ) -> list[dict[str, Any]]:
     """The shard rows (one per client turn) of one trajectory instance."""
     salt = make_salt(opts.salt, traj.id, repeat, opts.seed)
     system = traj.system
-    builder = PromptBuilder(system, salt, history_marker=opts.history_marker, source_id=traj.id)
+    builder = PromptBuilder(system, salt, source_id=traj.id)
     tools_per_row = traj.effective_tools()
     client = traj.client_indices()
     iid = logical_id(traj.id, repeat)
+    if opts.history_marker and markers is None:
+        markers = MarkerCheck(None)
     out: list[dict[str, Any]] = []
     prev_tools_json: str | None = None
     tools_cache: dict[int, str] = {}  # one serialisation per tools list, not per turn
     count = None
     start = 0
+    head = 0  # builder.messages[:head]: the system prompt and the first user message
+    answered = 0  # messages of the previous turn's client row, which the next assistant row answers
     for k, idx in enumerate(client):
         delta = [row_to_flat(None, r, with_context=False) for r in traj.rows[start : idx + 1]]
         start = idx + 1
@@ -106,7 +177,18 @@ def instance_rows(
             count = counter.start(list(tools) if tools else None)
             if builder.messages:
                 count.add(list(builder.messages))
-        added = builder.add_delta(delta)
+        marker = None
+        if markers is not None and (a := _assistant(delta)) is not None:
+            # the message in its next-turn context: system, first user message, the client
+            # message(s) it answers, the message, and the client message(s) that follow it
+            msgs = builder.messages
+            before = msgs[:head] + msgs[max(head, len(msgs) - answered) :]
+            after = [m for flat in delta[a + 1 :] for m in wire_messages(flat)]
+            marker = markers.choose((traj.id, traj.rows[idx].turn), wire_messages(delta[a])[0], before, after)
+        added = builder.add_delta(delta, marker)
+        answered = len(wire_messages(delta[-1]))
+        if not head:
+            head = len(builder.messages)
         answer = traj.answer_after(idx)
         expected = row_to_flat(None, answer, with_context=False) if answer is not None else None
         row: dict[str, Any] = {
@@ -121,11 +203,13 @@ def instance_rows(
             "salt_conversation": salt.conversation,
             "system": system if k == 0 else None,
             "tools_json": tools_json if tools_json != prev_tools_json else None,
-            "delta_json": canonical_json(delta),
+            "delta_json": source_json(delta),
+            "marker_field": None if marker is None else marker.field,
+            "marker_at": None if marker is None else marker.at,
             "delay_seconds": float(traj.rows[idx].delay_seconds or 0.0),
             "prompt_sha256": builder.sha256(),
             "prompt_chars": builder.chars,
-            "expected_json": canonical_json(expected) if expected is not None else None,
+            "expected_json": source_json(expected) if expected is not None else None,
             "intent_codes": [c.upper() for c in answer.intent_codes] if answer is not None and answer.intent_codes else None,
             "isl_tokens": None,
             "delta_tokens": None,
@@ -136,10 +220,15 @@ def instance_rows(
             row["delta_tokens"] = count.add(added)
             row["isl_tokens"] = count.isl()
             if expected is not None:
-                row["expected_osl_tokens"] = counter.answer_tokens(wire_messages(expected, history_marker=False)[0])
+                row["expected_osl_tokens"] = counter.output_tokens(expected) or 0
         prev_tools_json = tools_json
         out.append(row)
     return out
+
+
+def _assistant(delta: list[dict[str, Any]]) -> int | None:
+    """Index of the replayed assistant row in a turn's delta (the role order allows one at most)."""
+    return next((j for j, flat in enumerate(delta) if flat["role"] == "assistant"), None)
 
 
 def _tools_json(tools: tuple[dict[str, Any], ...] | None, cache: dict[int, str]) -> str | None:
@@ -147,7 +236,7 @@ def _tools_json(tools: tuple[dict[str, Any], ...] | None, cache: dict[int, str])
         return None
     key = id(tools)
     if key not in cache:
-        cache[key] = canonical_json(list(tools))
+        cache[key] = source_json(list(tools))
     return cache[key]
 
 
@@ -247,6 +336,7 @@ def _build_into(
     tmp: Path, sources: Sequence[str], opts: BuildOptions, counter: TokenCounter | None, progress: Progress | None
 ) -> dict[str, Any]:
     writer = _ShardWriter(tmp, opts.name, opts.rows_per_shard)
+    markers = MarkerCheck(counter) if opts.history_marker else None
     content = hashlib.sha256()
     instances: list[list[Any]] = []
     source_ids: list[str] = []
@@ -257,12 +347,11 @@ def _build_into(
                 if repeat == 1:
                     n_traj += 1
                     source_ids.append(traj.id)
-                rows = instance_rows(traj, repeat, opts, counter)
+                rows = instance_rows(traj, repeat, opts, counter, markers)
                 if not rows:
                     continue
                 for row in rows:
-                    content.update(canonical_json(row).encode("utf-8"))
-                    content.update(b"\n")
+                    content.update(row_bytes(row))
                 shard, group = writer.add(rows)
                 instances.append([rows[0]["instance_id"], traj.id, repeat, shard, group])
                 n_turns += len(rows)
@@ -273,6 +362,8 @@ def _build_into(
         writer.close()
     if not instances:
         raise TraceError("the sources hold no client turns; nothing to build")
+    if markers is not None:
+        markers.verify()
     options = asdict(opts)
     options.pop("rows_per_shard")
     return {
@@ -283,6 +374,7 @@ def _build_into(
         "tokenizer": {"name": counter.name, "fingerprint": counter.fingerprint} if counter else None,
         "sources": [{"file": Path(s).name, "sha256": _sha256_file(Path(s))} for s in sources],
         "counts": {"trajectories": n_traj, "instances": len(instances), "client_turns": n_turns},
+        "history_marker": markers.summary() if markers is not None else None,
         "content_hash": content.hexdigest(),
         "shards": shards,
         "instances": instances,

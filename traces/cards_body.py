@@ -8,26 +8,28 @@ from .analysis_table import fmt_number
 from .shards import COLUMNS
 
 FIELD_DOCS: dict[str, str] = {
-    "instance_id": "logical id of the trajectory instance (`<source>` or `<source>__repeat_<k>`, SPEC §1); the `X-Session-ID`",
+    "instance_id": "logical id of the trajectory instance (`<source>` or `<source>__repeat_<k>`, docs/terms.md); the `X-Session-ID`",
     "trajectory_id": "source `conversation_id`",
     "repeat": "pass over the dataset, 1-based",
-    "turn": "the dataset's `turn` number of this client row (SPEC §1)",
+    "turn": "the dataset's `turn` number of this client row (docs/terms.md)",
     "client_turn_index": "0-based index of the client turn within its trajectory",
     "num_client_turns": "client turns of the trajectory",
     "domain": "`workflow` for ids `sim_NNN`, else `coding`",
-    "salt_repeat": "salt R of SPEC §4 (empty when salting is off)",
-    "salt_conversation": "salt C of SPEC §4 (empty when salting is off)",
+    "salt_repeat": "salt R (docs/salting.md; empty when salting is off)",
+    "salt_conversation": "salt C (docs/salting.md; empty when salting is off)",
     "system": "unsalted system prompt, on the first turn of an instance only",
-    "tools_json": "tool list (canonical JSON), only where it changes",
-    "delta_json": "the turn's new flat rows (history since the previous client turn, then this row)",
-    "delay_seconds": "recorded wait before this turn, waited out by replay (SPEC §7)",
+    "tools_json": "tool list (JSON in the dataset's own key order), only where it changes",
+    "delta_json": "the turn's new flat rows (history since the previous client turn, then this row), JSON in the dataset's key order",
+    "marker_field": "where the history marker goes in this turn's replayed assistant row (`reasoning_content`, `content` or `arguments`; null: none or marker off)",
+    "marker_at": "the character position of that marker",
+    "delay_seconds": "recorded wait before this turn, waited out by replay (docs/closed-loop.md)",
     "prompt_sha256": "sha256 of the canonical JSON of the full request messages",
     "prompt_chars": "characters of that canonical JSON",
     "expected_json": "the recorded assistant row answering this turn (ground truth), flat form",
     "intent_codes": "upper-cased intent codes of that answer (workflow ground truth)",
     "isl_tokens": "input tokens with the chat template (null unless built with `--tokenizer`)",
     "delta_tokens": "tokens this turn adds to the prompt (null unless built with `--tokenizer`)",
-    "expected_osl_tokens": "tokens of the recorded answer (null unless built with `--tokenizer`)",
+    "expected_osl_tokens": "tokens of the recorded answer, counted as the reference counts output (null unless built with `--tokenizer`)",
 }
 
 _METRICS = (("turns_per_trajectory", "turns per trajectory"), ("isl", "ISL"), ("delta", "delta (new input per turn)"),
@@ -82,7 +84,7 @@ def render_body(meta: dict[str, Any], stats: dict[str, Any], images: Sequence[st
     mix = ", ".join(f"{v['trajectories']} {d}" for d, v in doms.items())
     sources = "\n".join(f"- `{s['file']}` (sha256 `{s['sha256']}`)" for s in meta["sources"])
     rebuild = "\n".join(meta.get("build") or ["trajbench traces build <sources> --out <folder>"])
-    marker = "on (SPEC §5: a space starts every replayed assistant message)" if opts["history_marker"] else "off (byte-identical reference prompts)"
+    marker = "on (one space inside every replayed assistant message, docs/history-marker.md)" if opts["history_marker"] else "off (byte-identical reference prompts)"
     tok = meta["tokenizer"]
     parts = [
         "## Summary", "",
@@ -92,17 +94,17 @@ def render_body(meta: dict[str, Any], stats: dict[str, Any], images: Sequence[st
         f"Built from (format `{opts['format']}`):", "", sources, "", "Rebuild it with:", "", "```bash", rebuild, "```",
         "", f"The content hash `{meta['content_hash']}` identifies the rows on any machine; the shard sha256s "
         "identify these files (they can differ with another pyarrow version).",
-        "", "## Fields", "", "One Parquet row per client turn (DESIGN.md \"Shards\"):", "", field_table(),
+        "", "## Fields", "", "One Parquet row per client turn (docs/files.md):", "", field_table(),
         "", "## Transformations", "",
         f"- Salt: `{opts['salt']}`" + (f" (seed {opts['seed']})" if opts["salt"] == "strong" else "")
-        + " — SPEC §4: `[salt: R]\\n\\n<system>\\n\\n[salt: C]` on every turn's system message.",
+        + " — docs/salting.md: `[salt: R]\\n\\n<system>\\n\\n[salt: C]` on every turn's system message.",
         f"- History marker: {marker}.",
-        "- Delays: `delay_seconds` kept as recorded; replay waits them out before each turn (SPEC §7).",
+        "- Delays: `delay_seconds` kept as recorded; replay waits them out before each turn (docs/closed-loop.md).",
         f"- Repeats materialised: {opts['repeats']}.",
         f"- Tokenizer: {'`' + tok['name'] + '` (fingerprint `' + tok['fingerprint'] + '`)' if tok else 'none (token columns are null)'}.",
         "", "## Statistics", "", stats_markdown(stats, images),
         "", "## Limitations", "",
-        "- Statistics describe the recording; a live model's answers only change timing, never prompts (SPEC §3).",
+        "- Statistics describe the recording; a live model's answers only change timing, never prompts (docs/requests.md).",
         "- Prefix reuse is measured on each message rendered on its own (role, text, tool calls), a close "
         "stand-in for the chat template; the LRU curve replays users round-robin, an approximation of closed loop.",
         "",

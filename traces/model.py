@@ -96,17 +96,11 @@ class Trajectory:
         return [i for i, r in enumerate(self.rows) if r.is_client]
 
     def effective_tools(self) -> list[tuple[dict[str, Any], ...] | None]:
-        """The tools sent with each row's request: its own, else the latest earlier client row's.
-
-        SPEC §2: tools given only on the first user row apply to every client turn.
-        """
-        out: list[tuple[dict[str, Any], ...] | None] = []
-        current: tuple[dict[str, Any], ...] | None = None
-        for row in self.rows:
-            if row.tools is not None and row.is_client:
-                current = row.tools
-            out.append(current)
-        return out
+        """The tools sent with each row's request: its own, else those of the conversation's
+        first user row (the reference client's rule, docs/requests.md). A row that changes the
+        tools does not carry them over to later rows that give none."""
+        first = next((r.tools for r in self.rows if r.role == "user"), None)
+        return [row.tools if row.tools is not None else first for row in self.rows]
 
     def answer_after(self, index: int) -> Row | None:
         """The recorded assistant row that answers client row `index` (its ground truth)."""

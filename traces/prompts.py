@@ -1,8 +1,13 @@
-"""The request messages of each client turn, rebuilt from the recording (SPEC §3–§5).
+"""The request messages of each client turn, rebuilt from the recording (docs/requests.md).
 
 Shards store each turn's *new* flat rows (its delta); the full prompt of turn t is the salted
 system message followed by the wire form of deltas 1..t. `PromptBuilder` is the one place that
 rebuilds it, so replay, analysis, `traces show` and the simulator's oracle agree byte for byte.
+
+Wire form: servers and chat templates see the bytes, not just the values (a template's `tojson`
+keeps key order), so messages are built with the reference client's field order (role, content,
+name, tool_calls, tool_call_id, reasoning_content) and every nested object (tool calls, tools and
+their JSON schemas) keeps the dataset's own key order.
 """
 
 from __future__ import annotations
@@ -11,45 +16,40 @@ from typing import Any, Iterable
 
 from .canonical import MessagesHasher
 from .errors import TraceError
+from .marker import Marker, apply
 from .salt import Salt
 
-#: The whitespace inserted before every replayed assistant message (SPEC §5).
-HISTORY_MARKER = " "
+#: Fields of a user or assistant message, in the order the reference's message type emits them.
+MESSAGE_FIELDS = ("content", "name", "tool_calls", "reasoning_content")
 
 
-def wire_messages(flat: dict[str, Any], *, history_marker: bool) -> list[dict[str, Any]]:
-    """The OpenAI chat messages of one flat row (SPEC §3 mapping, §5 marker on assistant rows)."""
+def wire_messages(flat: dict[str, Any], marker: Marker | None = None) -> list[dict[str, Any]]:
+    """The OpenAI chat messages of one flat row; `marker` (assistant rows) is the history marker."""
     role = flat["role"]
     if role == "tool":
         return [
-            {"role": "tool", "tool_call_id": r["tool_call_id"], "content": r["content"]}
+            {"role": "tool", "content": r["content"], "tool_call_id": r["tool_call_id"]}
             for r in flat["tool_results"]
         ]
     msg: dict[str, Any] = {"role": role}
-    for key in ("content", "name", "tool_calls", "reasoning_content"):
+    for key in MESSAGE_FIELDS:
         value = flat.get(key)
         if value is not None:
             msg[key] = value
-    if role == "assistant" and history_marker:
-        if msg.get("reasoning_content"):
-            msg["reasoning_content"] = HISTORY_MARKER + msg["reasoning_content"]
-        elif msg.get("content"):
-            msg["content"] = HISTORY_MARKER + msg["content"]
-        else:
-            msg["content"] = HISTORY_MARKER
+    if marker is not None and role == "assistant":
+        msg = apply(msg, marker)
     return [msg]
 
 
 class PromptBuilder:
     """Accumulates one trajectory instance's prompt, turn by turn, with its running hash."""
 
-    def __init__(self, system: str | None, salt: Salt, *, history_marker: bool, source_id: str) -> None:
+    def __init__(self, system: str | None, salt: Salt, *, source_id: str) -> None:
         if salt.mode != "none" and not system:
             raise TraceError(
-                f"conversation {source_id}: has no system prompt, so it cannot be salted (SPEC §4); "
+                f"conversation {source_id}: has no system prompt, so it cannot be salted (docs/salting.md); "
                 "add a system prompt or build with --salt none"
             )
-        self.history_marker = history_marker
         self.messages: list[dict[str, Any]] = []
         self._hasher = MessagesHasher()
         if system:
@@ -59,11 +59,12 @@ class PromptBuilder:
         self.messages.extend(messages)
         self._hasher.extend(messages)
 
-    def add_delta(self, flat_rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Append one turn's new rows; returns the wire messages they added."""
+    def add_delta(self, flat_rows: Iterable[dict[str, Any]], marker: Marker | None = None) -> list[dict[str, Any]]:
+        """Append one turn's new rows (`marker` goes into its assistant row); returns the wire
+        messages they added."""
         added: list[dict[str, Any]] = []
         for flat in flat_rows:
-            added.extend(wire_messages(flat, history_marker=self.history_marker))
+            added.extend(wire_messages(flat, marker))
         self._append(added)
         return added
 

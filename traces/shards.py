@@ -5,6 +5,11 @@ the dataset. Each trajectory instance is exactly one row group: replay and analy
 instance at a time (`Shards.instance(k)`), so memory follows the largest trajectory. The manifest
 records the build options, per-shard rows and sha256, and a content hash over the rows' canonical
 JSON, which is the same on any machine and any pyarrow version.
+
+The JSON columns (`delta_json`, `tools_json`, `expected_json`) keep the dataset's own key order:
+what is sent must follow the source byte for byte (docs/requests.md). The history marker chosen at
+build time for the turn's replayed assistant row is stored beside them (`marker_field`,
+`marker_at`), so replay applies exactly what the build checked against the chat template.
 """
 
 from __future__ import annotations
@@ -18,13 +23,16 @@ from typing import Any, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import orjson
+
 from .canonical import canonical_json
 from .errors import ShardError
+from .marker import Marker
 from .prompts import PromptBuilder
 from .salt import Salt, make_salt
 
 MANIFEST = "manifest.json"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 SCHEMA = pa.schema(
     [
@@ -40,6 +48,8 @@ SCHEMA = pa.schema(
         ("system", pa.string()),
         ("tools_json", pa.string()),
         ("delta_json", pa.string()),
+        ("marker_field", pa.string()),
+        ("marker_at", pa.int32()),
         ("delay_seconds", pa.float64()),
         ("prompt_sha256", pa.string()),
         ("prompt_chars", pa.int64()),
@@ -69,6 +79,8 @@ class TurnRow:
     system: str | None
     tools_json: str | None
     delta_json: str
+    marker_field: str | None
+    marker_at: int | None
     delay_seconds: float
     prompt_sha256: str
     prompt_chars: int
@@ -80,12 +92,17 @@ class TurnRow:
 
     @property
     def delta(self) -> list[dict[str, Any]]:
-        return json.loads(self.delta_json)
+        return source_loads(self.delta_json)
+
+    @property
+    def marker(self) -> Marker | None:
+        """The history marker of this turn's replayed assistant row (None: none, or marker off)."""
+        return None if self.marker_field is None else Marker(self.marker_field, self.marker_at or 0)
 
     @property
     def expected(self) -> dict[str, Any] | None:
         """The recorded assistant row answering this turn (ground truth), in flat form."""
-        return None if self.expected_json is None else json.loads(self.expected_json)
+        return None if self.expected_json is None else source_loads(self.expected_json)
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in COLUMNS}
@@ -116,18 +133,19 @@ def logical_id(source_id: str, repeat: int) -> str:
     return source_id if repeat == 1 else f"{source_id}__repeat_{repeat}"
 
 
-def iter_prompts(instance: Instance, *, history_marker: bool, salt: Salt | None = None) -> Iterator[TurnPrompt]:
-    """Rebuild each turn's prompt from the deltas; `salt` overrides the stored one (replay
-    derives further repeats from one pass). Messages lists are fresh per turn."""
+def iter_prompts(instance: Instance, *, salt: Salt | None = None, markers: bool = True) -> Iterator[TurnPrompt]:
+    """Rebuild each turn's prompt from the deltas, with the stored history markers unless
+    `markers` is False; `salt` overrides the stored one (replay derives further repeats from one
+    pass). Messages lists are fresh per turn."""
     first = instance.turns[0]
     if salt is None:
         salt = Salt(_salt_mode(first), first.salt_repeat, first.salt_conversation)
-    builder = PromptBuilder(first.system, salt, history_marker=history_marker, source_id=instance.trajectory_id)
+    builder = PromptBuilder(first.system, salt, source_id=instance.trajectory_id)
     tools: list[dict[str, Any]] | None = None
     for row in instance.turns:
         if row.tools_json is not None:
-            tools = json.loads(row.tools_json)
-        builder.add_delta(row.delta)
+            tools = source_loads(row.tools_json)
+        builder.add_delta(row.delta, row.marker if markers else None)
         yield TurnPrompt(row, list(builder.messages), tools, builder.sha256())
 
 
@@ -223,5 +241,22 @@ def manifest_json(manifest: dict[str, Any]) -> str:
     return json.dumps(manifest, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
-def row_canonical(row: dict[str, Any]) -> str:
-    return canonical_json(row)
+def source_json(value: Any) -> str:
+    """JSON text of a stored message value: compact, UTF-8, keys in the dataset's own order."""
+    try:
+        return orjson.dumps(value).decode("utf-8")
+    except TypeError:  # what orjson cannot hold (an integer beyond 64 bits): the slower encoder
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def source_loads(text: str) -> Any:
+    """Inverse of `source_json` (key order kept)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
+def row_bytes(row: dict[str, Any]) -> bytes:
+    """What the content hash covers for one shard row (its canonical JSON and a newline)."""
+    return canonical_json(row).encode("utf-8") + b"\n"

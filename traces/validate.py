@@ -92,13 +92,13 @@ def _check_tool_calls(chk: _Checker, fr: FlatRow, turn: int, value: Any) -> tupl
             chk.error(fr, turn, f"tool_calls[{k}].type must be 'function', not {call.get('type')!r}")
             return None
         args = fn.get("arguments", "")
-        if isinstance(args, dict):
-            args = json.dumps(args, ensure_ascii=False)
-        elif not isinstance(args, str):
+        if isinstance(args, dict):  # the official form is a string: serialised, key order kept
+            calls.append({**call, "function": {**fn, "arguments": json.dumps(args, ensure_ascii=False)}})
+        elif isinstance(args, str):
+            calls.append(call)  # kept as recorded: what is sent follows the source byte for byte
+        else:
             chk.error(fr, turn, f"tool_calls[{k}].function.arguments must be a JSON string or an object")
             return None
-        function = {**fn, "arguments": args}
-        calls.append({**call, "type": "function", "function": function})
     return tuple(calls)
 
 

@@ -188,7 +188,7 @@ class OracleAnswers:
             for repeat in range(1, config.oracle_repeats + 1):
                 salt = salt_for(shards, inst.trajectory_id, repeat)
                 for marker in (True, False):
-                    for prompt in iter_prompts(inst, history_marker=marker, salt=salt):
+                    for prompt in iter_prompts(inst, salt=salt, markers=marker):
                         self.table[prompt.sha256] = prompt.row.expected_json
         shards.close()
 

@@ -197,7 +197,7 @@ def test_replay_and_eval_against_llama_server(llama_url: str, mlperf_shards: Pat
     assert cfg["salt"] == "mlperf" and cfg["request_params"]["max_completion_tokens"] == MAX_TOKENS
     summary = json.loads((run_dir / "result_summary.json").read_text("utf-8"))
     assert summary["n_samples_issued"] == len(records) and summary["n_samples_failed"] == 0
-    assert summary["cached_tokens"]["hit_rate"] > 0.3
+    assert summary["trajbench"]["cached_tokens"]["hit_rate"] > 0.3
 
     # eval: inline accuracy and the OSL gate read the run; a 135M model answering in <= 32 tokens
     # is far below Kimi K3's OSL band, which is exactly what the gate must say

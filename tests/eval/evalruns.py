@@ -38,7 +38,7 @@ class WordCounter:
     def start(self, tools: list[dict[str, Any]] | None) -> _Count:
         return _Count()
 
-    def answer_tokens(self, message: dict[str, Any]) -> int:
+    def output_tokens(self, message: dict[str, Any], **_: Any) -> int:
         text = " ".join(str(message.get(k) or "") for k in ("reasoning_content", "content"))
         text += " " + json.dumps(message.get("tool_calls") or [])
         return len(text.split())

@@ -32,7 +32,7 @@ class SimStepCounter(WordCounter):
     name = "sim-steps"
     fingerprint = "sim-steps-1"
 
-    def answer_tokens(self, message: dict[str, Any]) -> int:
+    def output_tokens(self, message: dict[str, Any], **_: Any) -> int:
         def steps(text: str | None) -> int:
             return math.ceil(len(text or "") / 4)
 

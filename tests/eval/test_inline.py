@@ -37,12 +37,17 @@ def test_perfect_model_scores_one_on_every_scorable_turn(tmp_path: Path, coding2
     assert json.loads((run / SCORES_FILE).read_text()) == res
 
 
-def test_excluded_turns_are_listed_once_with_the_reason(tmp_path: Path, coding20_shards: Path) -> None:
+def test_excluded_turns_are_listed_once_numbered_by_the_answer(tmp_path: Path, coding20_shards: Path) -> None:
     res = score_run(write_run(tmp_path / "run", coding20_shards, repeats=2))
     ex = res["excluded_turns"]
-    assert ex and all(e["issued"] == 2 for e in ex)
-    assert {e["exclude_reason"] for e in ex} == {"no ground truth (the recorded answer has no recognised bash action)"}
-    assert {"conversation_id", "turn", "assistant_turn", "domain"} <= set(ex[0])
+    assert ex and len({(e["conversation_id"], e["turn"]) for e in ex}) == len(ex)  # once, whatever the repeats
+    assert {e["exclude_reason"] for e in ex} == {"no ground truth"}  # the reference's reason
+    assert {e["why"] for e in ex} == {"no ground truth (the recorded answer has no recognised bash action)"}
+    assert all(e["turn"] == e["client_turn"] + 1 for e in ex)  # the assistant row's number, as the reference numbers it
+    assert list(ex[0])[:4] == ["conversation_id", "turn", "domain", "exclude_reason"]
+    assert ex == sorted(ex, key=lambda e: (e["conversation_id"], e["client_turn"]))
+    row = res["per_turn"][0]
+    assert list(row)[:4] == ["conversation_id", "repeat", "turn", "domain"] and row["turn"] == row["client_turn"] + 1
 
 
 def test_other_commands_score_below_threshold_with_readable_mismatches(tmp_path: Path, coding20_shards: Path) -> None:
@@ -99,13 +104,14 @@ def test_failed_turn_scores_zero_and_aborts_the_rest_of_its_instance(tmp_path: P
     res = score_run(write_run(tmp_path / "run", coding20_shards, records=recs))
     n = len(inst.turns)
     t = res["turns"]
-    assert t["issued"] == fail_at + 1
-    assert t["aborted_unsent"] == n - fail_at - 1
-    assert t["scored"] == n - len(res["excluded_turns"])
+    assert t["issued"] == n  # the reference counts the aborted turns as issued
+    assert t["sent"] == fail_at + 1 and t["aborted_unsent"] == n - fail_at - 1
+    excluded = sum(1 for e in res["excluded_turns"] if e["conversation_id"] == inst.trajectory_id)
+    assert t["scored"] == n - excluded
     assert t["observed"] == fail_at
     assert t["missing_by_status"]["timeout"] == 1
     assert res["score"] == round(fail_at / t["scored"], 4)
-    statuses = {p["turn"]: p["status"] for p in res["per_turn"]}
+    statuses = {p["client_turn"]: p["status"] for p in res["per_turn"]}
     assert statuses[inst.turns[fail_at].turn] == "timeout"
     assert statuses[inst.turns[-1].turn] in ("aborted",)
     assert res["mismatches"]["coding"][0]["produced"].startswith("(no output: ")
@@ -175,5 +181,6 @@ def test_aborted_records_written_by_replay_count_once(tmp_path: Path, coding20_s
     recs += [record(r, oracle(r), error_kind="aborted") for r in inst.turns[1:]]
     res = score_run(write_run(tmp_path / "run", coding20_shards, records=recs))
     t = res["turns"]
-    assert (t["issued"], t["aborted_unsent"], t["observed"]) == (1, len(inst.turns) - 1, 0)
-    assert t["scored"] == len(inst.turns) - len(res["excluded_turns"]) and res["score"] == 0.0
+    assert (t["issued"], t["sent"], t["aborted_unsent"], t["observed"]) == (len(inst.turns), 1, len(inst.turns) - 1, 0)
+    excluded = sum(1 for e in res["excluded_turns"] if e["conversation_id"] == inst.trajectory_id)
+    assert t["scored"] == len(inst.turns) - excluded and res["score"] == 0.0

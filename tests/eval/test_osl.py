@@ -40,21 +40,41 @@ def test_profile_band_is_the_one_given(tmp_path: Path, sample_shards: Path) -> N
     assert k26["passed"] is None and "no official OSL band" in k26["reason"]
 
 
-def test_server_usage_first_client_tokenizer_second(tmp_path: Path, sample_shards: Path) -> None:
+def test_the_gate_counts_as_the_reference_when_a_tokenizer_is_available(tmp_path: Path, sample_shards: Path) -> None:
     rows = [row for inst in traces.Shards(sample_shards) for row in inst.turns]
-    recs = [record(rows[0], oracle(rows[0]), tokens=400, client_tokens=410),  # server wins
-            record(rows[1], oracle(rows[1]), tokens=None, client_tokens=420)]  # client fallback
+    recs = [record(rows[0], oracle(rows[0]), tokens=400, client_tokens=410),
+            record(rows[1], oracle(rows[1]), tokens=None, client_tokens=420)]
     res = osl_gate(write_run(tmp_path / "run", sample_shards, records=recs))
+    assert res["method"] == "client-tokenizer"  # the run recorded the reference's counts
     w = res["window"]
-    assert w["mean"] == 410.0
-    assert (w["server_counted"], w["client_counted"]) == (1, 1)
+    assert (w["mean"], w["client_mean"], w["server_mean"]) == (415.0, 415.0, 400.0)  # both ways recorded
+    assert (w["server_counted"], w["client_counted"]) == (1, 2)
     assert w["client_minus_server_mean"] == 10.0
+
+
+def test_server_usage_when_no_tokenizer_is_available(tmp_path: Path, sample_shards: Path) -> None:
+    rows = [row for inst in traces.Shards(sample_shards) for row in inst.turns]
+    res = osl_gate(write_run(tmp_path / "run", sample_shards, records=[record(rows[0], oracle(rows[0]), tokens=400)]))
+    assert (res["method"], res["tokenizer"], res["window"]["mean"]) == ("server-usage", None, 400.0)
+
+
+def test_eval_osl_recounts_with_a_given_tokenizer(tmp_path: Path, sample_shards: Path) -> None:
+    from traces.tokenizers import load_tokenizer
+
+    rows = [row for inst in traces.Shards(sample_shards) for row in inst.turns][:3]
+    recs = [record(r, oracle(r), tokens=999) for r in rows]
+    res = osl_gate(write_run(tmp_path / "run", sample_shards, records=recs), tokenizer="qwen3.6")
+    qwen = load_tokenizer("qwen3.6")
+    want = [qwen.output_tokens({"content": o["content"], "reasoning_content": o["reasoning"], "tool_calls": o["tool_calls"]}) for o in map(oracle, rows)]
+    assert res["method"] == "client-tokenizer" and res["tokenizer"] == "qwen3.6"
+    assert res["window"]["client_mean"] == round(sum(n for n in want if n is not None) / sum(1 for n in want if n is not None), 2)
+    assert res["window"]["server_mean"] == 999.0
 
 
 def test_no_token_counts_fails_with_the_fix(tmp_path: Path, sample_shards: Path) -> None:
     res = osl_gate(write_run(tmp_path / "run", sample_shards, tokens=lambda row: None))
     assert res["passed"] is False
-    assert "rerun with --tokenizer" in res["reason"]
+    assert "rerun `trajbench eval osl` with --tokenizer" in res["reason"]
     assert res["window"]["uncounted"] == res["window"]["turns"]
 
 

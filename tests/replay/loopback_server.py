@@ -34,6 +34,7 @@ class Seen:
     body: dict[str, Any]
     headers: dict[str, str]
     t_arrive_ns: int
+    raw: bytes = b""  # the request body exactly as it came over the wire
     t_done_ns: int | None = None
     disconnected: bool = False
 
@@ -93,9 +94,10 @@ class LoopbackServer:
             await self._runner.cleanup()
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
+        raw = await request.read()
+        body = json.loads(raw)
         headers = dict(request.headers)
-        seen = Seen(body, headers, time.monotonic_ns())
+        seen = Seen(body, headers, time.monotonic_ns(), raw)
         sid = session_of(headers)
         with self.lock:
             b = self.books

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.metrics import compute
+from replay.summary import build_summary
 from replay.points import load_points
 from replay.records import Record
 from replay.report import build_report
@@ -32,7 +32,7 @@ def make_run(folder: Path, concurrency: int, e2e_ms: int, tokens: int, *, inline
     folder.mkdir(parents=True)
     records = [_record(k, k * 100_000_000 // concurrency, e2e_ms, tokens) for k in range(12)]
     (folder / "run.json").write_text(json.dumps({"concurrency": concurrency, "profile": "kimi-k3", "dataset": {"content_hash": "abc123"}}))
-    (folder / "result_summary.json").write_text(json.dumps(compute(records)))
+    (folder / "result_summary.json").write_text(json.dumps(build_summary(records, {})))
     (folder / "scores.json").write_text(json.dumps({"score": 0.9 if inline_pass else 0.1, "passed": inline_pass}))
     (folder / "osl.json").write_text(json.dumps({"passed": True, "window": {"mean": float(tokens)}}))
     return folder

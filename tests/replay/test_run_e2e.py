@@ -61,10 +61,12 @@ def test_each_request_body_is_what_traces_show_prints(sample_shards: Path, tmp_p
     assert cfg["dataset"]["content_hash"] == traces.Shards(sample_shards).content_hash
     s = summary_of(run_dir)
     for key in ("n_samples_issued", "n_samples_completed", "n_samples_failed", "duration_ns", "ttft", "tpot", "latency",
-                "input_sequence_lengths", "output_sequence_lengths", "qps", "tps", "finish_reason_counts", "run_config",
-                "interactivity", "itl", "cached_tokens", "per_trajectory", "errors_by_kind", "window"):
+                "input_sequence_lengths", "output_sequence_lengths", "qps", "tps", "finish_reason_counts", "run_config"):
         assert key in s
-    assert s["n_samples_completed"] == 27 and s["finish_reason_counts"] == {"stop": s["n_window_completed"]}
+    ours = s["trajbench"]
+    for key in ("interactivity", "itl", "cached_tokens", "per_trajectory", "errors_by_kind", "window", "turns"):
+        assert key in ours
+    assert ours["turns"]["ok"] == 27 and s["finish_reason_counts"]["stop"] == s["n_samples_completed"] == ours["turns"]["window"]["ok"]
     assert "system throughput" in (run_dir / "report.txt").read_text()
 
 
@@ -114,12 +116,13 @@ def test_window_closes_when_a_finished_slot_finds_the_fifo_empty(tmp_path: Path,
     flags = {k: r.in_window for k, r in recs.items()}
     assert flags == {("long", 1): True, ("short1", 1): True, ("short2", 1): True, ("long", 3): False, ("long", 5): False, ("long", 7): False}
     s = summary_of(run_dir)
-    assert s["window"]["closed"] and s["n_window_samples"] == 3 and s["n_samples_issued"] == 6
+    ours = s["trajbench"]
+    assert ours["window"]["closed"] and s["n_samples_issued"] == ours["turns"]["window"]["sent"] == 3 and ours["turns"]["sent"] == 6
     start = min(r.t_send_ns for r in recs.values())
     end = max(r.t_last_ns for k, r in recs.items() if flags[k])
-    assert s["duration_ns"] == end - start
+    assert s["duration_ns"] == ours["window"]["duration_ns"] == end - start
     assert s["output_sequence_lengths"]["total"] == 9  # 3 window turns × 3 tokens; the tail is out
-    assert recs[("long", 3)].t_send_ns >= s["window"]["close_ns"] > recs[("short2", 1)].t_send_ns
+    assert recs[("long", 3)].t_send_ns >= ours["window"]["close_ns"] > recs[("short2", 1)].t_send_ns
 
 
 def test_stop_at_window_end_issues_nothing_after_the_close(tmp_path: Path) -> None:
@@ -141,8 +144,11 @@ def test_http_failure_is_recorded_and_aborts_the_instance(sample_shards: Path, t
     assert sim1 == [(1, None, 200), (3, "http", 503), (5, "aborted", None), (7, "aborted", None)]
     assert sum(1 for s in srv.books.requests if session_of(s.headers) == "sim_001") == 2
     s = summary_of(run_dir)
-    assert (s["n_samples_failed"], s["n_samples_aborted"], s["errors_by_kind"]) == (1, 2, {"aborted": 2, "http": 1})
-    assert s["n_samples_completed"] == 17 - 3 and s["latency"]["n"] == s["n_window_completed"]  # failures stay out
+    ours = s["trajbench"]
+    assert (ours["turns"]["failed"], ours["turns"]["aborted"], ours["errors_by_kind"]) == (1, 2, {"aborted": 2, "http": 1})
+    assert ours["turns"]["ok"] == 17 - 3 and ours["latency"]["n"] == ours["turns"]["window"]["ok"]  # failures stay out
+    # the reference's meanings: the aborted turns were issued, the failed one completed with an error
+    assert (s["n_samples_issued"], s["n_samples_completed"], s["n_samples_failed"]) == (17, 17, 3)
 
 
 def test_turn_timeout_cancels_the_request_on_the_server(tmp_path: Path) -> None:
@@ -165,9 +171,10 @@ def test_client_tokenizer_counts_output_when_the_server_sends_no_usage(tmp_path:
     first, second = read_records(run_dir)
     assert (first.completion_tokens, second.completion_tokens) == (None, 3)
     assert first.client_output_tokens is not None and first.output_tokens() == first.client_output_tokens > 0
-    s = summary_of(run_dir)
-    assert (s["tokens"]["output_from_server"], s["tokens"]["output_from_client"]) == (1, 1)
-    assert s["tokens"]["output_client_minus_server"]["n"] == 1  # both counts exist for the second turn
+    assert first.client_tokens_after_first is not None and first.first_chunk_chars is not None
+    tokens = summary_of(run_dir)["trajbench"]["tokens"]
+    assert (tokens["output_from_server"], tokens["output_from_client"]) == (1, 1)
+    assert tokens["output_client_minus_server"]["n"] == 1  # both counts exist for the second turn
 
 
 def test_refuses_to_reuse_a_non_empty_folder(sample_shards: Path, tmp_path: Path) -> None:
@@ -231,7 +238,8 @@ def test_ctrl_c_stops_issuing_cancels_after_the_drain_time_and_keeps_results(sam
     recs = list(read_records(out))
     assert len(recs) == 2 and {r.error_kind for r in recs} == {"cancelled"}  # 2 s turns, 0.3 s drain
     s = summary_of(out)
-    assert s["interrupted"] is True and s["errors_by_kind"] == {"cancelled": 2}
+    assert s["state"] == "interrupted" and s["trajbench"]["interrupted"] is True and s["trajbench"]["errors_by_kind"] == {"cancelled": 2}
+    assert (s["n_samples_issued"], s["n_samples_completed"]) == (2, 0)  # cancelled in flight: issued, never completed
     assert len(srv.books.requests) == 2  # nothing issued after Ctrl-C
 
 
@@ -251,7 +259,9 @@ def test_cli_without_endpoint_replays_against_the_embedded_simulator(sample_shar
 def test_replay_against_the_simulator_fixture(sim_server: str, sample_shards: Path, tmp_path: Path) -> None:
     run_dir = run(sample_shards, tmp_path / "run", sim_server, concurrency=4, inject_delays=False, turn_timeout=30)
     s = summary_of(run_dir)
-    assert s["n_samples_completed"] == 17 and s["tps"] > 0 and s["interactivity"]["e2e_interactivity"] > 0
-    assert s["interactivity"]["output_tokens_sum"] == s["output_sequence_lengths"]["total"]
-    assert s["cached_tokens"]["turns_reporting"] > 0
+    ours = s["trajbench"]
+    assert ours["turns"]["ok"] == 17 and s["tps"] > 0 and ours["interactivity"]["e2e_interactivity"] > 0
+    assert s["n_samples_completed"] == ours["turns"]["window"]["ok"]  # the reference's counts are the tracked turns
+    assert ours["interactivity"]["output_tokens_sum"] == s["output_sequence_lengths"]["total"]
+    assert ours["cached_tokens"]["turns_reporting"] > 0
     assert os.path.getsize(run_dir / "report.txt") > 0

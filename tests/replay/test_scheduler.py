@@ -126,7 +126,7 @@ def test_records_carry_usage_and_fingerprint(shards_dir: Path) -> None:
 
 
 class LengthCounter:
-    def answer_tokens(self, message: dict[str, Any]) -> int:
+    def output_tokens(self, message: dict[str, Any], **_: Any) -> int:
         return len(message["content"] or "") + len(message.get("reasoning_content") or "")
 
 
@@ -153,7 +153,7 @@ def test_a_slot_that_raises_stops_the_worker_and_the_run_keeps_its_results(shard
     with pytest.raises(RuntimeError, match="client bug"):
         asyncio.run(run_replay(cfg, client_factory=lambda plan: _Opened(client)))
     summary = json.loads((tmp_path / "run" / "result_summary.json").read_text())
-    assert summary["crashed"] is True and summary["n_samples_completed"] == 3
+    assert summary["trajbench"]["crashed"] is True and summary["state"] == "interrupted" and summary["trajbench"]["turns"]["ok"] == 3
 
 
 class _Opened:

@@ -207,7 +207,7 @@ class WordTokenizer:
     def encode(self, text: str) -> list[int]:
         return [len(w) for w in text.split()]
 
-    def answer_tokens(self, message: dict[str, Any]) -> int:
+    def output_tokens(self, message: dict[str, Any], **_: Any) -> int:
         return len(self.encode(message.get("content") or ""))
 
     def start(self, tools: Any) -> Any:

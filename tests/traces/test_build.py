@@ -34,7 +34,7 @@ def test_prompt_hash_column_matches_rebuilt_prompts(sample: Path, tmp_path: Path
     assert ids[:4] == ["acme__widgets-101", "acme__parser-7", "sim_001", "sim_002"]
     assert ids[4] == "acme__widgets-101__repeat_2"
     for inst in shards:
-        for p in iter_prompts(inst, history_marker=True):
+        for p in iter_prompts(inst):
             assert p.sha256 == p.row.prompt_sha256 == messages_sha256(p.messages)
             assert p.row.prompt_chars == len(json.dumps(p.messages, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
     r1, r2 = shards.find("sim_001", 1), shards.find("sim_001", 2)
@@ -81,7 +81,7 @@ def test_cli_build_show_export(sample: Path, tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     body = json.loads(res.output)
     assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "user"]
-    assert body["messages"][2]["content"].startswith(" intent: I030")
+    assert body["messages"][2]["content"].startswith("intent:  I030")
     res = runner.invoke(cli, ["traces", "export", str(out), "--out", str(tmp_path / "e.jsonl")])
     assert res.exit_code == 0 and "wrote 34 rows" in res.output
 

@@ -4,6 +4,7 @@ the first turns' request messages checked field by field against SPEC §3–§4.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -54,7 +55,7 @@ def test_manifest_counts_and_salts(built: Shards) -> None:
 @pytest.mark.parametrize("tid", ["django__django-16899", "astropy__astropy-12907"])
 def test_first_turns_match_spec(built: Shards, fixture_rows: list[dict], tid: str) -> None:
     rows = [r for r in fixture_rows if r["conversation_id"] == tid]
-    prompts = list(iter_prompts(built.find(tid), history_marker=True))
+    prompts = list(iter_prompts(built.find(tid)))
     first, second = prompts[0], prompts[1]
     system = rows[0]["system"]
     salt_c = traces.make_salt("mlperf", tid, 1).conversation
@@ -64,13 +65,15 @@ def test_first_turns_match_spec(built: Shards, fixture_rows: list[dict], tid: st
         {"role": "system", "content": f"[salt: 4461]\n\n{system}\n\n[salt: {salt_c}]"},
         {"role": "user", "content": rows[0]["content"]},
     ]
-    # turn 3: + recorded assistant (marker on reasoning, no content key) + one tool message per result
+    # turn 3: + recorded assistant (marker inside its reasoning, no content key) + one tool
+    # message per result
     assistant, tool = rows[1], rows[2]
     assert second.row.turn == 3
     assert second.messages[:2] == first.messages
     marked = second.messages[2]
     assert marked["role"] == "assistant"
-    assert marked["reasoning_content"] == " " + assistant["reasoning_content"]
+    cut = re.search(r"\S\s", assistant["reasoning_content"]).start() + 1
+    assert marked["reasoning_content"] == assistant["reasoning_content"][:cut] + " " + assistant["reasoning_content"][cut:]
     assert marked["tool_calls"] == assistant["tool_calls"]
     assert "content" not in marked
     assert second.messages[3:] == [
@@ -109,5 +112,5 @@ def test_export_round_trip_equals_fixture(built: Shards, fixture_rows: list[dict
 
 def test_no_history_marker_gives_reference_prompts(coding20: Path, tmp_path: Path) -> None:
     build_shards([str(coding20)], tmp_path / "s", BuildOptions(history_marker=False))
-    prompts = list(iter_prompts(Shards(tmp_path / "s").instance(0), history_marker=False))
+    prompts = list(iter_prompts(Shards(tmp_path / "s").instance(0)))
     assert not prompts[1].messages[2]["reasoning_content"].startswith(" ")

@@ -86,7 +86,7 @@ def test_registered_and_builds_shards(tmp_path: Path) -> None:
     result = traces.build_shards(srcs, tmp_path / "out", traces.BuildOptions(format="mini-swe-agent", name="msa"))
     assert result.manifest["counts"] == {"trajectories": 2, "instances": 2, "client_turns": 5 + 3}
     shards = traces.Shards(tmp_path / "out")
-    prompts = list(traces.iter_prompts(shards.find("acme__widgets-101"), history_marker=False))
+    prompts = list(traces.iter_prompts(shards.find("acme__widgets-101"), markers=False))
     assert [p.row.turn for p in prompts] == [1, 3, 5, 7, 9]
     assert prompts[0].row.domain == "coding" and prompts[0].tools == [BASH_TOOL]
     assert prompts[1].messages[-1] == {"role": "tool", "tool_call_id": "call_2_0", "content": prompts[1].row.delta[-1]["tool_results"][0]["content"]}

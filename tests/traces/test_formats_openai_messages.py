@@ -93,7 +93,7 @@ def test_registered_and_builds_shards(tmp_path: Path) -> None:
     again = traces.build_shards([str(GOOD)], tmp_path / "out2", traces.BuildOptions(format="openai-messages", name="om"))
     assert again.manifest["content_hash"] == result.manifest["content_hash"]
     shards = traces.Shards(tmp_path / "out")
-    prompts = list(traces.iter_prompts(shards.find("chat-1"), history_marker=False))
+    prompts = list(traces.iter_prompts(shards.find("chat-1"), markers=False))
     assert prompts[1].messages[1:] == [
         {"role": "user", "content": "What is 2+2?\nUse the tool."},
         {"role": "assistant", "tool_calls": [{"id": "call_2_0", "type": "function", "function": {"name": "calc", "arguments": '{"expr": "2+2"}'}}]},

@@ -87,7 +87,7 @@ def test_registered_and_builds_shards(tmp_path: Path) -> None:
     assert result.manifest["counts"] == {"trajectories": 2, "instances": 2, "client_turns": 4}
     shards = traces.Shards(tmp_path / "out")
     inst = shards.find("sim_001")
-    prompts = list(traces.iter_prompts(inst, history_marker=False))
+    prompts = list(traces.iter_prompts(inst, markers=False))
     assert [p.row.turn for p in prompts] == [1, 3, 5]
     assert [p.row.intent_codes for p in prompts] == [["I012"], ["I031"], ["I099"]]
     assert [m["role"] for m in prompts[1].messages] == ["system", "user", "assistant", "tool", "tool"]

@@ -84,11 +84,11 @@ def test_registered_and_builds_shards(tmp_path: Path) -> None:
     result = traces.build_shards([str(GOOD)], tmp_path / "out", traces.BuildOptions(format="workflow", name="wf"))
     assert result.manifest["counts"] == {"trajectories": 2, "instances": 2, "client_turns": 5}
     shards = traces.Shards(tmp_path / "out")
-    prompts = list(traces.iter_prompts(shards.find("sim_002"), history_marker=True))
+    prompts = list(traces.iter_prompts(shards.find("sim_002")))
     assert [p.row.turn for p in prompts] == [1, 3]
     assert prompts[0].row.domain == "workflow" and prompts[0].row.intent_codes == ["I005"]
     last = prompts[1].messages
-    assert last[0]["content"].startswith("[salt: ") and last[2] == {"role": "assistant", "content": " Please confirm your phone number. intent: I005"}
+    assert last[0]["content"].startswith("[salt: ") and last[2] == {"role": "assistant", "content": "Please  confirm your phone number. intent: I005"}
     assert prompts[1].tools is not None and len(prompts[1].tools) == 2
     shards.close()
 

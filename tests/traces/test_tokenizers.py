@@ -21,7 +21,7 @@ from traces import BuildOptions, PromptBuilder, build_shards, make_salt, read_so
 from traces.formats.mlperf_jsonl import row_to_flat
 from traces.synth import iter_synthetic
 from traces.tokenizers import TOKENIZERS, TokenizerError, load_tokenizer
-from traces.tokenizers.chat import server_message, wire_tools
+from traces.tokenizers.chat import server_message
 from traces.tokenizers.counting import Tally, TextCounter
 
 CACHE = Path(tempfile.gettempdir()) / "trajbench-test-cache" / "wheels"
@@ -69,7 +69,7 @@ def qwen() -> Any:
 
 def _turn_prompts(traj: Any) -> Any:
     """(tools, messages after each client turn, the messages each turn added) — as the build sees them."""
-    b = PromptBuilder(traj.system, make_salt("mlperf", traj.id, 1, 0), history_marker=True, source_id=traj.id)
+    b = PromptBuilder(traj.system, make_salt("mlperf", traj.id, 1, 0), source_id=traj.id)
     tools = list(traj.rows[0].tools) if traj.rows[0].tools else None
     yield tools, list(b.messages), list(b.messages)
     start = 0
@@ -189,7 +189,7 @@ def test_qwen36_special_tokens_and_encode(qwen: Any) -> None:
 
 def test_qwen36_incremental_isl_equals_whole_prompt_on_the_fixture(qwen: Any, coding20: Path) -> None:
     def whole(messages: list[dict[str, Any]], tools: Any) -> int:
-        s = qwen.renderer.session(wire_tools(tools))
+        s = qwen.renderer.session(tools)
         return len(qwen.encode(s.append(messages).text + s.suffix() + s.generation()))
 
     trajs = list(read_sources([str(coding20)], "mlperf-jsonl"))[:3]
@@ -198,7 +198,7 @@ def test_qwen36_incremental_isl_equals_whole_prompt_on_the_fixture(qwen: Any, co
 
 def test_qwen36_incremental_isl_on_synthetic_workflow(qwen: Any) -> None:
     def whole(messages: list[dict[str, Any]], tools: Any) -> int:
-        s = qwen.renderer.session(wire_tools(tools))
+        s = qwen.renderer.session(tools)
         return len(qwen.encode(s.append(messages).text + s.suffix() + s.generation()))
 
     flows = [t for t in iter_synthetic(seed=5, scale=0.01) if t.domain == "workflow"][:2]
@@ -253,7 +253,7 @@ def test_hf_incremental_isl_equals_apply_chat_template(qwen3_hf_dir: Path, codin
     ref = AutoTokenizer.from_pretrained(str(qwen3_hf_dir), local_files_only=True)
 
     def whole(messages: list[dict[str, Any]], tools: Any) -> int:
-        ids = ref.apply_chat_template([server_message(m) for m in messages], tools=wire_tools(tools), tokenize=True, add_generation_prompt=True)
+        ids = ref.apply_chat_template([server_message(m) for m in messages], tools=tools, tokenize=True, add_generation_prompt=True)
         return len(ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids)
 
     traj = next(iter(read_sources([str(coding20)], "mlperf-jsonl")))
@@ -272,7 +272,7 @@ def test_tiktoken_o200k_counts(o200k_file: Path, coding20: Path) -> None:
     assert tok.encode("hello world") == [24912, 2375]
 
     def whole(messages: list[dict[str, Any]], tools: Any) -> int:
-        s = tok.renderer.session(wire_tools(tools))
+        s = tok.renderer.session(tools)
         return len(tok.encode(s.append(messages).text + s.suffix() + s.generation()))
 
     traj = next(iter(read_sources([str(coding20)], "mlperf-jsonl")))
@@ -313,7 +313,7 @@ def test_kimi_folder_counts_incrementally(tmp_path: Path) -> None:
     p = tok.start(TOOLS)
     for k in range(len(conv)):
         p.add(conv[k : k + 1])
-        expect = len(tok.encode(render([server_message(m) for m in conv[: k + 1]], wire_tools(TOOLS), True)))
+        expect = len(tok.encode(render([server_message(m) for m in conv[: k + 1]], TOOLS, True)))
         assert p.isl() == expect
     assert tok.answer_tokens({"role": "assistant", "content": ""}) == 0
     assert tok.answer_tokens({"role": "assistant", "content": "hello"}) == 1

@@ -14,7 +14,6 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
-from ..canonical import canonical_json
 from ..errors import TraceError
 from .counting import Tally, TextCounter
 
@@ -53,11 +52,6 @@ class Renderer(Protocol):
 
     def answer_text(self, message: dict[str, Any]) -> str:
         """The text of one assistant message as it sits in a prompt (with its framing)."""
-
-
-def wire_tools(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
-    """Tools as replay sends them: shards store them as canonical JSON (sorted keys)."""
-    return json.loads(canonical_json(list(tools))) if tools else None
 
 
 def server_message(msg: dict[str, Any]) -> dict[str, Any]:
@@ -146,7 +140,7 @@ class ChatTokenizer:
         return self.counter.count(text)
 
     def start(self, tools: list[dict[str, Any]] | None) -> ChatPrompt:
-        return ChatPrompt(self.counter, self.renderer.session(wire_tools(tools)))
+        return ChatPrompt(self.counter, self.renderer.session(list(tools) if tools else None))
 
     def count_messages(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
         """ISL of a whole request: messages + tools, with the generation prompt."""
@@ -155,8 +149,36 @@ class ChatTokenizer:
         return prompt.isl()
 
     def answer_tokens(self, message: dict[str, Any]) -> int:
-        """Tokens the model generated for a recorded answer: its rendered text minus the text of an
-        empty answer (SPEC §8.4), so framing tokens never count and "" counts 0."""
+        """Tokens of an assistant message as the chat template renders it, minus the text of an
+        empty answer, so framing tokens never count and "" counts 0."""
         if self._empty_answer is None:
             self._empty_answer = self.counter.count(self.renderer.answer_text({"role": "assistant", "content": ""}))
         return max(0, self.counter.count(self.renderer.answer_text(message)) - self._empty_answer)
+
+    def output_tokens(self, message: dict[str, Any], *, structured: bool | None = None) -> int | None:
+        """Output tokens of one answer (`content`, `reasoning_content`, `tool_calls`), counted as
+        the reference client counts them (docs/metrics.md): with reasoning or tool calls through
+        the chat template (framing subtracted), plain text as its tokens alone; None for an empty
+        answer, which the reference leaves out of its output lengths. `structured` forces the
+        choice (the part of an answer after its first chunk is counted the way the whole was)."""
+        content = message.get("content") or ""
+        reasoning = message.get("reasoning_content")
+        calls = message.get("tool_calls")
+        if not (structured if structured is not None else (reasoning or calls)):
+            return self.count_text(content) if content else None
+        answer: dict[str, Any] = {"role": "assistant", "content": content}
+        if reasoning:
+            answer["reasoning_content"] = reasoning
+        if calls:
+            answer["tool_calls"] = list(calls)
+        try:
+            return self.answer_tokens(answer)
+        except TokenizerError:  # e.g. arguments that are not JSON: the reference counts the text
+            text = json.dumps(list(calls), ensure_ascii=False) if calls else ""
+            return self.count_text("\n".join(p for p in (content, reasoning, text) if p))
+
+    def history_render(self, messages: list[dict[str, Any]]) -> str:
+        """The text the chat template makes of a short conversation (no tools, no generation
+        prompt): what the history-marker check compares with and without the marker."""
+        session = self.renderer.session(None)
+        return session.append(list(messages)).text + session.suffix()

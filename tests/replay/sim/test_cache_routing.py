@@ -30,7 +30,7 @@ def replay_instance(url: str, shards: Shards, trajectory: str, *, repeat: int = 
     profile = get_profile("kimi-k3")
     out = []
     with httpx.Client(timeout=30) as client:
-        for p in iter_prompts(inst, history_marker=marker, salt=salt_for(shards, trajectory, repeat)):
+        for p in iter_prompts(inst, salt=salt_for(shards, trajectory, repeat), markers=marker):
             body = request_body(p.messages, p.tools, profile, max_completion_tokens=200)
             r = client.post(url + "/v1/chat/completions", json={**body, "stream": False}, headers={"X-Session-ID": logical_id(trajectory, repeat)})
             r.raise_for_status()
@@ -72,7 +72,7 @@ def test_oracle_answers_the_recording_and_refuses_unknown_prompts(start_sim, sha
     url = start_sim(answers="oracle", shards=str(shards_dir), **ZERO).base_url
     shards = Shards(shards_dir)
     inst = shards.find("sim_001")
-    prompt = next(iter_prompts(inst, history_marker=True, salt=salt_for(shards, "sim_001", 3)))
+    prompt = next(iter_prompts(inst, salt=salt_for(shards, "sim_001", 3)))
     with httpx.Client(timeout=30) as client:
         msg = complete(client, url, {"messages": prompt.messages, "tools": prompt.tools})["choices"][0]["message"]
         expected = prompt.row.expected

@@ -23,7 +23,7 @@ async def measured_fraction(url: str, shards: Shards) -> float:
 
         async def one(inst) -> tuple[int, int]:  # type: ignore[no-untyped-def]
             prompt = hit = 0
-            for p in iter_prompts(inst, history_marker=shards.history_marker):
+            for p in iter_prompts(inst):
                 body = {**request_body(p.messages, p.tools, profile, max_completion_tokens=4), "stream": False}
                 r = await client.post(url + "/v1/chat/completions", json=body, headers={"X-Session-ID": inst.instance_id})
                 r.raise_for_status()
