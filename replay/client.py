@@ -23,7 +23,7 @@ import httpx
 import orjson
 
 from .sse import ChatStream, error_text
-from .transport import TIMING_EXTENSION, FastTransport
+from .transport import TIMING_EXTENSION, ConnectionDropped, FastTransport
 
 CHAT_PATH = "/v1/chat/completions"
 _DRAIN_S = 2.0  # after [DONE], how long we wait for the body's end (keeps the socket reusable)
@@ -122,9 +122,13 @@ class StreamClient:
             kind, message = "connect", str(exc) or type(exc).__name__
         except httpx.TimeoutException as exc:
             kind, message = "timeout", str(exc) or type(exc).__name__
+        except ConnectionDropped as exc:
+            kind, message = "reset", f"{exc}; the request was not resent"
         except httpx.HTTPError as exc:
             kind, message = "stream", f"{type(exc).__name__}: {exc}"
-        except OSError as exc:  # a reset that slipped past the transport's mapping
+        except (ConnectionResetError, BrokenPipeError) as exc:  # a reset that slipped past the transport
+            kind, message = "reset", f"{type(exc).__name__}: {exc}; the request was not resent"
+        except OSError as exc:
             kind, message = "stream", f"{type(exc).__name__}: {exc}"
         if kind is None:
             kind, message = state.error_kind, state.error_message

@@ -5,6 +5,10 @@ reads are stamped with `time.monotonic_ns()` in `data_received` — when the byt
 socket — and either queued as (arrival, bytes) for a reader or, once a `Timing.tap(sink)` is set,
 handed straight to the sink so no task is woken per read. `replay.transport` pools these
 connections behind the httpx transport interface.
+
+A connection the server drops while a request is in flight (a reset at any point, or a close
+before any response byte) fails it with `ConnectionDropped`; whether that request is retried is
+the pool's decision, never this module's.
 """
 
 from __future__ import annotations
@@ -23,6 +27,10 @@ _monotonic_ns = time.monotonic_ns
 
 
 Sink = Callable[[bytes, int], bool]
+
+
+class ConnectionDropped(httpx.RemoteProtocolError):
+    """The server reset the connection, or closed it before any byte of the response."""
 
 
 class Timing:
@@ -76,7 +84,6 @@ class Connection(asyncio.BufferedProtocol):
         self._view = memoryview(read_buffer if read_buffer is not None else bytearray(READ_SIZE))
         self.transport: asyncio.Transport | None = None
         self.closed = False
-        self.used = False
         # httptools calls on_body once per chunked frame: bind it straight to the list's append
         # (a C method, looked up once when each parser is made) instead of a Python method.
         self.pieces: list[bytes] = []
@@ -93,7 +100,6 @@ class Connection(asyncio.BufferedProtocol):
         self.pieces.clear()
         self.complete = False
         self.keep_alive = False
-        self.got_bytes = False
         self.error: Exception | None = None
         self.waiter: asyncio.Future[None] | None = None
         self.until_close = False  # body delimited by connection close (no length, not chunked)
@@ -106,7 +112,6 @@ class Connection(asyncio.BufferedProtocol):
         """Begin one exchange: fresh parser state, then the request bytes, stamped right before
         they are written. False if the socket is already gone (a kept-alive one the server closed)."""
         self._reset()
-        self.used = True
         if self.closed or self.transport is None or self.transport.is_closing():
             return False
         self.headers_done = asyncio.get_running_loop().create_future()
@@ -126,7 +131,6 @@ class Connection(asyncio.BufferedProtocol):
 
     def data_received(self, data: bytes | memoryview) -> None:
         now = _monotonic_ns()
-        self.got_bytes = True
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserError as exc:
@@ -154,14 +158,15 @@ class Connection(asyncio.BufferedProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        if self.until_close and self.headers_done is not None and self.headers_done.done():
+        if self.error is None and exc is None and self.until_close and self._head_done():
             self.complete = True
         elif not self.complete:
-            why = f" ({exc})" if exc else ""
-            if self.headers_done is None or not self.headers_done.done():
-                self._fail(httpx.RemoteProtocolError(f"the server closed the connection without a response{why}"))
+            if exc is not None:
+                self._fail(ConnectionDropped(f"the server reset the connection ({exc})"))
+            elif not self._head_done():
+                self._fail(ConnectionDropped("the server closed the connection without a response"))
             else:
-                self._fail(httpx.RemoteProtocolError(f"the server closed the connection mid-body{why}"))
+                self._fail(httpx.RemoteProtocolError("the server closed the connection mid-body"))
         self._wake()
 
     # ---- httptools callbacks
@@ -180,6 +185,9 @@ class Connection(asyncio.BufferedProtocol):
         self.keep_alive = self.parser.should_keep_alive()  # only valid inside the callback
 
     # ---- helpers
+    def _head_done(self) -> bool:
+        return self.headers_done is not None and self.headers_done.done()
+
     def _fail(self, exc: Exception) -> None:
         if self.error is None:
             self.error = exc
