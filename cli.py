@@ -225,6 +225,9 @@ def _run_options(f):  # type: ignore[no-untyped-def]
         click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True, help="Environment variable holding the bearer token; the key is never written anywhere."),
         click.option("--sim-args", default="", help="Options of the embedded simulator, e.g. \"--osl-mean 64 --seed 1\"."),
         click.option("--max-completion-tokens", default=None, type=click.IntRange(min=1), help="Override the profile's output cap (e.g. a tiny model in CI; not official)."),
+        click.option("--max-response-mb", default=64, show_default=True, type=click.IntRange(min=1), help="Cap on everything one turn's response may send; beyond it the turn fails (too_large)."),
+        click.option("--max-event-mb", default=8, show_default=True, type=click.IntRange(min=1), help="Cap on one SSE line or event of a response (too_large beyond it)."),
+        click.option("--max-header-kb", default=64, show_default=True, type=click.IntRange(min=1), help="Cap on a response's status line and headers (too_large beyond it)."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -235,7 +238,7 @@ def _run_config(shards_dir: str, concurrency: int, out: str | None, **kw):  # ty
     import os
     import shlex
 
-    from replay.config import DEFAULT_HEADERS, RunConfig
+    from replay.config import DEFAULT_HEADERS, ResponseLimits, RunConfig
 
     if kw["no_session_header"] and kw["headers"]:
         raise click.UsageError("--header and --no-session-header exclude each other")
@@ -246,6 +249,8 @@ def _run_config(shards_dir: str, concurrency: int, out: str | None, **kw):  # ty
         headers=() if kw["no_session_header"] else (kw["headers"] or DEFAULT_HEADERS), workers=kw["workers"], out=out,
         overwrite=kw["overwrite"], tokenizer=kw["tokenizer"], api_key=os.environ.get(kw["api_key_env"]) or None,
         sim_args=tuple(shlex.split(kw["sim_args"])), max_completion_tokens=kw["max_completion_tokens"],
+        limits=ResponseLimits(max_header_bytes=kw["max_header_kb"] << 10, max_event_bytes=kw["max_event_mb"] << 20,
+                              max_response_bytes=kw["max_response_mb"] << 20),
     )
 
 

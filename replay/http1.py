@@ -6,9 +6,11 @@ socket — and either queued as (arrival, bytes) for a reader or, once a `Timing
 handed straight to the sink so no task is woken per read. `replay.transport` pools these
 connections behind the httpx transport interface.
 
-A connection the server drops while a request is in flight (a reset at any point, or a close
-before any response byte) fails it with `ConnectionDropped`; whether that request is retried is
-the pool's decision, never this module's.
+A server is not trusted to be sane: the response head and the whole response are size-capped
+(`ResponseLimits`), so an endless header block or body fails the exchange (`ResponseTooLarge`)
+instead of growing memory until the turn's deadline. A connection the server drops while a
+request is in flight (a reset at any point, or a close before any response byte) fails it with
+`ConnectionDropped`; whether that request is retried is the pool's decision, never this module's.
 """
 
 from __future__ import annotations
@@ -21,12 +23,18 @@ from typing import Callable
 import httptools
 import httpx
 
+from .config import ResponseLimits, format_size
+
 _HIGH_WATER = 1 << 20  # bytes queued unread before we stop reading the socket
 READ_SIZE = 256 * 1024  # the most one socket read takes (asyncio's own default)
 _monotonic_ns = time.monotonic_ns
 
 
 Sink = Callable[[bytes, int], bool]
+
+
+class ResponseTooLarge(httpx.TransportError):
+    """The response exceeded a size cap of `ResponseLimits`; the connection is closed."""
 
 
 class ConnectionDropped(httpx.RemoteProtocolError):
@@ -79,8 +87,9 @@ class Connection(asyncio.BufferedProtocol):
     the loop reads any other socket.
     """
 
-    def __init__(self, key: tuple[str, str, int], read_buffer: bytearray | None = None) -> None:
+    def __init__(self, key: tuple[str, str, int], read_buffer: bytearray | None = None, limits: ResponseLimits = ResponseLimits()) -> None:
         self.key = key
+        self.limits = limits
         self._view = memoryview(read_buffer if read_buffer is not None else bytearray(READ_SIZE))
         self.transport: asyncio.Transport | None = None
         self.closed = False
@@ -100,6 +109,7 @@ class Connection(asyncio.BufferedProtocol):
         self.pieces.clear()
         self.complete = False
         self.keep_alive = False
+        self.received = 0  # bytes of this exchange's response so far (head and body)
         self.error: Exception | None = None
         self.waiter: asyncio.Future[None] | None = None
         self.until_close = False  # body delimited by connection close (no length, not chunked)
@@ -131,11 +141,25 @@ class Connection(asyncio.BufferedProtocol):
 
     def data_received(self, data: bytes | memoryview) -> None:
         now = _monotonic_ns()
+        if self.error is not None:
+            return  # failed and closing: nothing more is parsed or kept
+        self.received += len(data)
+        limits = self.limits
+        if self.received > limits.max_response_bytes:
+            self._abort(ResponseTooLarge(
+                f"the response exceeded {format_size(limits.max_response_bytes)} (raise the cap with --max-response-mb)"))
+            return
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserError as exc:
-            self._fail(httpx.RemoteProtocolError(f"invalid HTTP response from the server: {exc}"))
-            self.close()
+            self._abort(httpx.RemoteProtocolError(f"invalid HTTP response from the server: {exc}"))
+            return
+        if self.received > limits.max_header_bytes and not self._head_done():
+            # httptools buffers an unfinished header line itself: checked after each read, the head
+            # costs at most the cap plus one read before we give up on it.
+            self._abort(ResponseTooLarge(
+                f"the response head (status line and headers) exceeded {format_size(limits.max_header_bytes)} "
+                "(raise the cap with --max-header-kb)"))
             return
         if self.pieces:
             body = self.pieces[0] if len(self.pieces) == 1 else b"".join(self.pieces)
@@ -187,6 +211,15 @@ class Connection(asyncio.BufferedProtocol):
     # ---- helpers
     def _head_done(self) -> bool:
         return self.headers_done is not None and self.headers_done.done()
+
+    def _abort(self, exc: Exception) -> None:
+        """Fail the exchange, drop what is queued and close the socket (it cannot be reused)."""
+        self._fail(exc)
+        self.reads.clear()
+        self.queued = 0
+        self.pieces.clear()
+        self.close()
+        self._wake()
 
     def _fail(self, exc: Exception) -> None:
         if self.error is None:

@@ -14,6 +14,7 @@ import contextlib
 import json
 import signal
 import time
+from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
@@ -60,7 +61,7 @@ async def run_replay(config: RunConfig, *, client_factory: Callable[[WorkerPlan]
                     worker=w, slots=slots_of_worker(config.concurrency, config.workers, w), shards=str(shards.path),
                     profile=profile.name, base_url=base_url, model=config.model, inject_delays=config.inject_delays,
                     turn_timeout=config.turn_timeout, headers=tuple(config.headers), tokenizer=config.tokenizer,
-                    api_key=config.api_key, max_completion_tokens=config.max_completion_tokens,
+                    api_key=config.api_key, max_completion_tokens=config.max_completion_tokens, limits=config.limits,
                 )
                 for w in range(config.workers)
             ]
@@ -226,4 +227,5 @@ def run_config_dict(config: RunConfig, shards: Shards, profile: traces.Profile, 
         "headers": list(config.headers),
         "workers": config.workers,
         "tokenizer": config.tokenizer,
+        "limits": asdict(config.limits),
     }

@@ -34,9 +34,10 @@ from typing import AsyncIterator
 
 import httpx
 
-from .http1 import READ_SIZE, Connection, ConnectionDropped, Sink, Timing
+from .config import ResponseLimits
+from .http1 import READ_SIZE, Connection, ConnectionDropped, ResponseTooLarge, Sink, Timing
 
-__all__ = ["TIMING_EXTENSION", "ConnectionDropped", "FastTransport", "Sink", "Timing"]
+__all__ = ["TIMING_EXTENSION", "ConnectionDropped", "FastTransport", "ResponseTooLarge", "Sink", "Timing"]
 
 TIMING_EXTENSION = "trajbench.timing"
 
@@ -86,10 +87,12 @@ class _Body(httpx.AsyncByteStream):
 
 
 class FastTransport(httpx.AsyncBaseTransport):
-    """httpx transport over asyncio + httptools; `max_connections` bounds open sockets."""
+    """httpx transport over asyncio + httptools; `max_connections` bounds open sockets, `limits`
+    the size of each response."""
 
-    def __init__(self, max_connections: int = 100, *, verify: bool | ssl.SSLContext = True) -> None:
+    def __init__(self, max_connections: int = 100, *, verify: bool | ssl.SSLContext = True, limits: ResponseLimits = ResponseLimits()) -> None:
         self._max = max_connections
+        self._limits = limits
         #: kept-alive sockets found closed by the server before a request was written on them
         #: (replaced by a fresh connection; the request was never sent twice)
         self.reconnects = 0
@@ -166,7 +169,7 @@ class FastTransport(httpx.AsyncBaseTransport):
         try:
             async with asyncio.timeout(connect_timeout):
                 _, conn = await loop.create_connection(
-                    lambda: Connection(key, self._read_buffer), host, port,
+                    lambda: Connection(key, self._read_buffer, self._limits), host, port,
                     ssl=self._ssl_context() if scheme == "https" else None,
                     server_hostname=host if scheme == "https" else None,
                 )
