@@ -225,6 +225,7 @@ def _run_options(f):  # type: ignore[no-untyped-def]
         click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True, help="Environment variable holding the bearer token; the key is never written anywhere."),
         click.option("--sim-args", default="", help="Options of the embedded simulator, e.g. \"--osl-mean 64 --seed 1\"."),
         click.option("--max-completion-tokens", default=None, type=click.IntRange(min=1), help="Override the profile's output cap (e.g. a tiny model in CI; not official)."),
+        click.option("--skip-preflight", is_flag=True, help="Start without first checking the endpoint (models list and one tiny request)."),
         click.option("--max-response-mb", default=64, show_default=True, type=click.IntRange(min=1), help="Cap on everything one turn's response may send; beyond it the turn fails (too_large)."),
         click.option("--max-event-mb", default=8, show_default=True, type=click.IntRange(min=1), help="Cap on one SSE line or event of a response (too_large beyond it)."),
         click.option("--max-header-kb", default=64, show_default=True, type=click.IntRange(min=1), help="Cap on a response's status line and headers (too_large beyond it)."),
@@ -249,6 +250,7 @@ def _run_config(shards_dir: str, concurrency: int, out: str | None, **kw):  # ty
         headers=() if kw["no_session_header"] else (kw["headers"] or DEFAULT_HEADERS), workers=kw["workers"], out=out,
         overwrite=kw["overwrite"], tokenizer=kw["tokenizer"], api_key=os.environ.get(kw["api_key_env"]) or None,
         sim_args=tuple(shlex.split(kw["sim_args"])), max_completion_tokens=kw["max_completion_tokens"],
+        skip_preflight=kw["skip_preflight"],
         limits=ResponseLimits(max_header_bytes=kw["max_header_kb"] << 10, max_event_bytes=kw["max_event_mb"] << 20,
                               max_response_bytes=kw["max_response_mb"] << 20),
     )
@@ -256,11 +258,16 @@ def _run_config(shards_dir: str, concurrency: int, out: str | None, **kw):  # ty
 
 _RUN_EXIT_CODES = """
     \b
+    Before the first turn the endpoint is checked (GET /v1/models, then one tiny streamed request
+    with the run's model and the profile's parameters); a failure says what to fix and nothing
+    is replayed. --skip-preflight starts without it.
+
+    \b
     Exit codes:
       0    finished, and at least one turn succeeded (in every point, for a sweep); the accuracy
            gates are reported, not enforced
       1    Error: something stopped the run or kept it from starting, and the message says what
-           to fix (bad options or shards, a crash)
+           to fix (bad options or shards, the endpoint failed the preflight check, a crash)
       2    a usage error (unknown option, bad value)
       3    every issued turn failed (of the run, or of a sweep's point, where the sweep stops):
            nothing was measured, the records say why

@@ -9,6 +9,10 @@ from .errors import ReplayError
 #: SPEC §6: the session header every request carries unless the user names others (or none).
 DEFAULT_HEADERS = ("X-Session-ID",)
 
+#: Carried by the preflight request only (replay.preflight), so a server's logs can tell it
+#: apart from the run's turns; the simulator answers it without faults.
+PREFLIGHT_HEADER = "X-Trajbench-Preflight"
+
 
 def format_size(n: int) -> str:
     """A cap as the options state it: `8 MiB`, `64 KiB`."""
@@ -61,6 +65,8 @@ class RunConfig:
     # sampling parameters are fixed (SPEC §3), and run.json's request_params shows the override.
     max_completion_tokens: int | None = None
     limits: ResponseLimits = ResponseLimits()
+    # Before the first turn: list the models and send one tiny request (replay.preflight).
+    skip_preflight: bool = False
     # Never written to run.json or any log; repr=False keeps it out of tracebacks too.
     api_key: str | None = field(default=None, repr=False)
 

@@ -63,7 +63,7 @@ async def run_sweep(
     folder.mkdir(parents=True, exist_ok=True)
     plan_path = folder / SWEEP_FILE
     # through JSON, so a resumed sweep compares like with like (tuples come back as lists)
-    base_json = json.loads(json.dumps({k: v for k, v in asdict(base).items() if k not in ("api_key", "out", "concurrency", "display")}))
+    base_json = json.loads(json.dumps({k: v for k, v in asdict(base).items() if k not in ("api_key", "out", "concurrency", "display", "skip_preflight")}))
     if plan_path.is_file():
         old = json.loads(plan_path.read_text("utf-8"))
         if old.get("base") != base_json:
