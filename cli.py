@@ -267,7 +267,8 @@ _RUN_EXIT_CODES = """
       0    finished, and at least one turn succeeded (in every point, for a sweep); the accuracy
            gates are reported, not enforced
       1    Error: something stopped the run or kept it from starting, and the message says what
-           to fix (bad options or shards, the endpoint failed the preflight check, a crash)
+           to fix (bad options or shards, the endpoint failed the preflight check, the open-file
+           limit is too low for --concurrency, a crash)
       2    a usage error (unknown option, bad value)
       3    every issued turn failed (of the run, or of a sweep's point, where the sweep stops):
            nothing was measured, the records say why

@@ -1,13 +1,13 @@
 """`trajbench replay run`: one closed-loop replay, from shards to a finished run folder.
 
 `run_replay` checks everything it can before it touches the run folder: the options, the shards,
-then the endpoint (the embedded simulator is started when none is given) with `replay.preflight`.
-Only then does it prepare the folder, write `run.json` (with the target: real, or simulated and
-how that was recognised), run the slots (in-process or in worker processes) with the live
-display, write every record as its turn finishes, and end with `result_summary.json` and
-`report.txt`. Ctrl-C (or SIGTERM) stops issuing and lets in-flight turns finish for
-`drain_timeout` seconds, then cancels them; a second Ctrl-C cancels at once. The results are
-written either way.
+the open-file limit the concurrency needs (`replay.limits`), then the endpoint (the embedded
+simulator is started when none is given) with `replay.preflight`. Only then does it prepare the
+folder, write `run.json` (with the target: real, or simulated and how that was recognised), run
+the slots (in-process or in worker processes) with the live display, write every record as its
+turn finishes, and end with `result_summary.json` and `report.txt`. Ctrl-C (or SIGTERM) stops
+issuing and lets in-flight turns finish for `drain_timeout` seconds, then cancels them; a second
+Ctrl-C cancels at once. The results are written either way.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from .config import RunConfig, slots_of_worker
 from .coordinator import Coordinator
 from .display import LiveDisplay, RunState
 from .errors import ReplayError
+from .limits import ensure_open_files
 from .preflight import Target, identify, preflight
 from .records import RECORDS_FILE, RUN_FILE, RecordWriter
 from .scheduler import WorkerPlan
@@ -52,6 +53,7 @@ async def run_replay(config: RunConfig, *, client_factory: Callable[[WorkerPlan]
     if client_factory is not None and config.workers > 1:
         raise ReplayError("a custom client works only in-process; use --workers 1")
     counter = load_counter(config.tokenizer, profile.name)  # a bad --tokenizer fails before anything starts
+    ensure_open_files(config.concurrency, config.workers)
     run_dir = run_dir_of(config)  # checked now, created only once the endpoint has passed
     coordinator = Coordinator(num, stop_at_window_end=config.stop_at_window_end)
     state = RunState(total_turns=planned_turns(shards, num))
