@@ -13,6 +13,7 @@ fault, see faults.py) and `X-Sim-Timestamps: 1` (every chunk carries the server'
 from __future__ import annotations
 
 import asyncio
+import errno
 import itertools
 import socket
 import time
@@ -26,6 +27,8 @@ from aiohttp import web
 from . import wire
 from .answers import Answer, OracleAnswers, OracleMiss, Plan, SyntheticAnswers, plan
 from ..config import PREFLIGHT_HEADER
+from ..errors import ReplayError
+from . import lifeline
 from .config import FINGERPRINT, SIM_HEADER, SimConfig
 from .engine import Replica, SimRequest
 from .faults import FAULT_HEADER, UnknownFault, pick_fault
@@ -243,6 +246,10 @@ class Simulator:
         return resp
 
 
+async def _backstop(app: web.Application) -> None:
+    lifeline.backstop()
+
+
 async def _mark_simulated(request: web.Request, response: web.StreamResponse) -> None:
     response.headers[SIM_HEADER] = FINGERPRINT
 
@@ -256,11 +263,18 @@ def serve(config: SimConfig, host: str = "127.0.0.1", port: int = 0, ready: Call
     """Run the simulator until interrupted; `ready(base_url)` is called once it accepts requests.
 
     The socket is bound here (port 0 = a free port) so the URL is known exactly, race-free.
+    SIGINT/SIGTERM shut it down gracefully, and never for longer than `lifeline.GRACE_S`.
     """
     app = Simulator(config).app()
+    app.on_shutdown.append(_backstop)
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        hint = "pick another --port (0 = any free port) or stop the process that holds it" if exc.errno == errno.EADDRINUSE else "check --host and --port"
+        raise ReplayError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; {hint}") from None
     url_host = f"[{host}]" if ":" in host else host
     base_url = f"http://{url_host}:{sock.getsockname()[1]}"
     # A short shutdown grace: a stalled or long stream must not hold the process for a minute.

@@ -5,6 +5,7 @@ check fails every simulated point."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -12,7 +13,7 @@ import httpx
 import pytest
 
 import traces
-from reliability_helpers import cli_in_process, cli_process
+from reliability_helpers import ROOT, cli_command, cli_in_process, cli_process
 
 ZERO = ["--osl-mean", "8", "--step-base-ms", "0", "--prefill-ms-per-token", "0", "--batch-ms-per-seq", "0"]
 
@@ -65,3 +66,11 @@ def test_the_embedded_simulator_is_recorded_as_such(make_shards: Callable[..., P
     assert code == 0, stderr
     cfg = json.loads((run / "run.json").read_text())
     assert (cfg["target"], cfg["target_evidence"], cfg["preflight"]["checked"]) == ("simulated", "the embedded simulator (no --endpoint)", True)
+
+
+def test_serve_sim_on_a_port_in_use_says_what_to_do(serve_sim: str) -> None:
+    port = serve_sim.rsplit(":", 1)[1]
+    done = subprocess.run(cli_command(["serve-sim", "--port", port]), cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip() == (f"Error: cannot listen on 127.0.0.1:{port}: Address already in use; "
+                                   "pick another --port (0 = any free port) or stop the process that holds it")
