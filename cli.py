@@ -1,7 +1,8 @@
 """The `trajbench` command line: a thin click layer over the traces, replay and eval libraries.
 
 Each command parses options, calls one library function and prints. `main` is the one error
-boundary: the packages' own errors become `Error: …` with exit code 1, never a traceback.
+boundary: the packages' own errors become `Error: …` with exit code 1 (or the error's own
+`exit_code`, e.g. 3 when every turn of a replay failed), never a traceback.
 """
 
 from __future__ import annotations
@@ -228,6 +229,10 @@ def _run_options(f):  # type: ignore[no-untyped-def]
         click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True, help="Environment variable holding the bearer token; the key is never written anywhere."),
         click.option("--sim-args", default="", help="Options of the embedded simulator, e.g. \"--osl-mean 64 --seed 1\"."),
         click.option("--max-completion-tokens", default=None, type=click.IntRange(min=1), help="Override the profile's output cap (e.g. a tiny model in CI; not official)."),
+        click.option("--skip-preflight", is_flag=True, help="Start without first checking the endpoint (models list and one tiny request)."),
+        click.option("--max-response-mb", default=64, show_default=True, type=click.IntRange(min=1), help="Cap on everything one turn's response may send; beyond it the turn fails (too_large)."),
+        click.option("--max-event-mb", default=8, show_default=True, type=click.IntRange(min=1), help="Cap on one SSE line or event of a response (too_large beyond it)."),
+        click.option("--max-header-kb", default=64, show_default=True, type=click.IntRange(min=1), help="Cap on a response's status line and headers (too_large beyond it)."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -238,7 +243,7 @@ def _run_config(shards_dir: str, concurrency: int, out: str | None, **kw):  # ty
     import os
     import shlex
 
-    from replay.config import DEFAULT_HEADERS, RunConfig
+    from replay.config import DEFAULT_HEADERS, ResponseLimits, RunConfig
 
     if kw["no_session_header"] and kw["headers"]:
         raise click.UsageError("--header and --no-session-header exclude each other")
@@ -249,13 +254,43 @@ def _run_config(shards_dir: str, concurrency: int, out: str | None, **kw):  # ty
         headers=() if kw["no_session_header"] else (kw["headers"] or DEFAULT_HEADERS), workers=kw["workers"], out=out,
         overwrite=kw["overwrite"], tokenizer=kw["tokenizer"], api_key=os.environ.get(kw["api_key_env"]) or None,
         sim_args=tuple(shlex.split(kw["sim_args"])), max_completion_tokens=kw["max_completion_tokens"],
+        skip_preflight=kw["skip_preflight"],
+        limits=ResponseLimits(max_header_bytes=kw["max_header_kb"] << 10, max_event_bytes=kw["max_event_mb"] << 20,
+                              max_response_bytes=kw["max_response_mb"] << 20),
     )
+
+
+_RUN_EXIT_CODES = """
+    \b
+    Before the first turn the endpoint is checked (GET /v1/models, then one tiny streamed request
+    with the run's model and the profile's parameters); a failure says what to fix and nothing
+    is replayed. --skip-preflight starts without it.
+
+    \b
+    Exit codes:
+      0    finished, and at least one turn succeeded (in every point, for a sweep); the accuracy
+           gates are reported, not enforced
+      1    Error: something stopped the run or kept it from starting, and the message says what
+           to fix (bad options or shards, the endpoint failed the preflight check, the open-file
+           limit is too low for --concurrency, a crash)
+      2    a usage error (unknown option, bad value)
+      3    every issued turn failed (of the run, or of a sweep's point, where the sweep stops):
+           nothing was measured, the records say why
+      130  interrupted (Ctrl-C or SIGTERM): a run keeps the turns that finished; a sweep stops
+           at that point and resumes there
+"""
+
+
+def _exit_codes(f):  # type: ignore[no-untyped-def]
+    f.__doc__ = (f.__doc__ or "").rstrip() + "\n" + _RUN_EXIT_CODES
+    return f
 
 
 @replay_group.command("run")
 @_run_options
 @click.option("--concurrency", "-c", default=1, show_default=True, type=click.IntRange(min=1), help="Slots (simulated users), each with at most one request in flight.")
 @click.option("--out", default=None, type=click.Path(file_okay=False), help="Run folder (default: trajbench-runs/<time>-c<C>).")
+@_exit_codes
 def replay_run(shards_dir: str, concurrency: int, out: str | None, **kw: object) -> None:
     """Replay SHARDS_DIR closed-loop and write a run folder (records, summary, report), then
     score its inline accuracy and OSL gate."""
@@ -263,13 +298,18 @@ def replay_run(shards_dir: str, concurrency: int, out: str | None, **kw: object)
 
     from eval.gates import evaluate_point
     from replay.run import run_replay
+    from replay.summary import Outcome
 
     run_dir = asyncio.run(run_replay(_run_config(shards_dir, concurrency, out, **kw)))
     click.echo((run_dir / "report.txt").read_text("utf-8"), nl=False)
+    outcome = Outcome.read(run_dir)
+    if outcome.all_failed:  # the gates would only say there is nothing to score
+        click.echo(f"run folder: {run_dir}")
+        raise outcome.failure(run_dir)
     for line in evaluate_point(run_dir):
         click.echo(line)
     click.echo(f"run folder: {run_dir}")
-    if json.loads((run_dir / "result_summary.json").read_text("utf-8")).get("state") == "interrupted":
+    if outcome.interrupted:
         click.echo("Interrupted: issuing stopped early; the results cover the turns that finished.", err=True)
         sys.exit(130)
 
@@ -280,8 +320,12 @@ def replay_run(shards_dir: str, concurrency: int, out: str | None, **kw: object)
 @click.option("--regions", is_flag=True, help="Place >= 7 points over log2 regions up to --max-concurrency (1 + 3 + 3).")
 @click.option("--max-concurrency", default=64, show_default=True, type=click.IntRange(min=1), help="Top of --regions.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Sweep folder; rerun the same command to resume it.")
+@_exit_codes
 def replay_sweep(shards_dir: str, concurrency_list: str | None, regions: bool, max_concurrency: int, out: str, **kw: object) -> None:
-    """One full replay per concurrency (each scored for accuracy), resumable; then `trajbench report`."""
+    """One full replay per concurrency (each scored for accuracy), resumable; then `trajbench report`.
+
+    A point where every turn failed stops the sweep (exit code 3); rerunning the same command
+    resumes from that point."""
     import asyncio
 
     from eval.gates import evaluate_point
@@ -569,7 +613,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except known as exc:
         click.echo(f"Error: {exc}", err=True)
-        sys.exit(1)
+        sys.exit(getattr(exc, "exit_code", 1))
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         sys.exit(130)

@@ -1,9 +1,9 @@
 """The compliance check of a submission (SPEC §11): is every run directory an official point?
 
-Each run folder is checked for: salt mode mlperf, delays on, stop-issuing off, a trajectory count
-that is a positive multiple of the dataset size (and every one of them started), the profile's
-request parameters unchanged, inline and OSL gates passing, and the dataset's manifest hash
-equal to the official one. The submission as a whole needs SWE-bench: 4 runs (one per mandatory
+Each run folder is checked for: a real target (never trajbench's simulator), salt mode mlperf,
+delays on, stop-issuing off, a trajectory count that is a positive multiple of the dataset size
+(and every one of them started), the profile's request parameters unchanged, inline and OSL
+gates passing, and the dataset's manifest hash equal to the official one. The submission as a whole needs SWE-bench: 4 runs (one per mandatory
 concurrency region) of 200 instances each whose mean meets the profile's threshold. Every check
 gives a reason a submitter can act on; nothing here sends a request.
 """
@@ -79,6 +79,7 @@ def _check_run(run: Run, name: str, expected_hash: str | None) -> list[Check]:
         add("profile", False, f"unknown profile {name!r}; choose one of {', '.join(traces.profiles())}")
         return out
     prof = traces.get_profile(name)
+    out.append(_check_target(cfg, point))
     if run.profile_name != name:
         add("profile", False, f"run.json profile is {run.profile_name!r}, the submission's is {name!r}")
     salt = cfg.get("salt", run.shards.options.get("salt"))
@@ -101,6 +102,18 @@ def _check_run(run: Run, name: str, expected_hash: str | None) -> list[Check]:
     add("osl", osl["passed"] is True, osl["reason"])
     out.append(_check_hash(run, name, expected_hash, point))
     return out
+
+
+def _check_target(cfg: dict[str, Any], point: str) -> Check:
+    """A point measured against the simulator (embedded, or a standalone `serve-sim` recognised
+    by what it says about itself) is never official."""
+    target = cfg.get("target")
+    if target == "real":
+        return Check(point, "target", True, "a real inference server")
+    if target == "simulated":
+        how = cfg.get("target_evidence") or "run.json says so"
+        return Check(point, "target", False, f"measured against trajbench's simulator ({how}); official points need a real inference server")
+    return Check(point, "target", False, f"run.json target is {target!r}, not 'real'; rerun with a current trajbench")
 
 
 def _check_trajectories(run: Run, point: str) -> Check:

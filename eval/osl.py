@@ -88,6 +88,8 @@ def osl_of(run: Run, profile: str | None = None, *, tokenizer: str | None = None
     whole = _population(records, gt, lo, hi, count)
     if lo is None or hi is None:
         passed, reason = None, f"profile {name} has no official OSL band"
+    elif window["turns"] and window["failed"] == window["turns"]:
+        passed, reason = False, f"every one of the {window['turns']} window turns failed: there is no output to measure; see the run's errors"
     elif window["mean"] is None:
         passed, reason = False, (
             "no output token counts in the window: the server sent no usage and no tokenizer was available; "

@@ -45,7 +45,7 @@ def load_counter(spec: str | None, profile: str) -> Any:
 def open_client(plan: WorkerPlan) -> Any:
     from .client import StreamClient
 
-    return StreamClient(plan.base_url, max_connections=len(plan.slots), api_key=plan.api_key)
+    return StreamClient(plan.base_url, max_connections=len(plan.slots), api_key=plan.api_key, limits=plan.limits)
 
 
 class LocalSource:

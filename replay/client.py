@@ -7,8 +7,11 @@ the SSE body with `replay.sse.ChatStream`. Times are `time.monotonic_ns()` taken
 off the socket (the transport's `Timing`; with another transport, when the read reaches us).
 
 Server and stream faults never raise: they become `error_kind` (one of `replay.records.ERROR_KINDS`)
-and a message. The per-turn timeout cancels the request by closing its connection, so the server
-sees the client go away. `asyncio.CancelledError` propagates: the caller is shutting down.
+and a message. The per-turn timeout is one deadline over the whole exchange (pool wait, connect,
+write, headers, body), and it cancels the request by closing its connection, so the server sees
+the client go away. Responses are size-capped (`ResponseLimits`): a server that never stops
+sending fails the turn as `too_large` long before memory runs out. `asyncio.CancelledError`
+propagates: the caller is shutting down.
 The API key only ever lives in the `Authorization` header; it is never logged or stored.
 """
 
@@ -22,8 +25,9 @@ from typing import Any
 import httpx
 import orjson
 
+from .config import ResponseLimits, format_size
 from .sse import ChatStream, error_text
-from .transport import TIMING_EXTENSION, FastTransport
+from .transport import TIMING_EXTENSION, ConnectionDropped, FastTransport, ResponseTooLarge
 
 CHAT_PATH = "/v1/chat/completions"
 _DRAIN_S = 2.0  # after [DONE], how long we wait for the body's end (keeps the socket reusable)
@@ -72,13 +76,15 @@ class StreamClient:
         api_key: str | None,
         connect_timeout: float = 10.0,
         transport: httpx.AsyncBaseTransport | None = None,
+        limits: ResponseLimits = ResponseLimits(),
     ) -> None:
+        self.limits = limits
         headers = {"Accept": "text/event-stream", "Accept-Encoding": "identity", "Content-Type": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         self._http = httpx.AsyncClient(
             base_url=base_without_v1(base_url),
-            transport=transport if transport is not None else FastTransport(max_connections),
+            transport=transport if transport is not None else FastTransport(max_connections, limits=limits),
             # read/write are unbounded here: the per-turn timeout of stream_chat bounds the whole turn.
             timeout=httpx.Timeout(connect=connect_timeout, read=None, write=None, pool=None),
             headers=headers,
@@ -101,7 +107,8 @@ class StreamClient:
     async def stream_chat(self, body: dict[str, Any], headers: dict[str, str], *, timeout_s: float) -> StreamResult:
         """POST {base}/v1/chat/completions and fold the stream; faults become error_kind."""
         t_send = time.monotonic_ns()
-        state = ChatStream()
+        limits = self.limits
+        state = ChatStream(limits.max_event_bytes)
         status: int | None = None
         kind: str | None = None
         message: str | None = None
@@ -115,9 +122,9 @@ class StreamClient:
                     if status != 200:
                         kind, message = "http", f"HTTP {status}: {await _head_of_body(resp)}"
                     elif resp.headers.get("content-type", "").startswith("application/json"):
-                        kind, message = _json_instead_of_stream(await resp.aread())
+                        kind, message = _json_instead_of_stream(await _read_capped(resp, limits.max_response_bytes))
                     else:
-                        await _read_stream(resp, state, timing)
+                        await _read_stream(resp, state, timing, limits.max_response_bytes)
         except TimeoutError:
             if not (state.done and state.error_kind is None):  # else: complete, only the drain was cut
                 kind, message = "timeout", f"no complete answer within {timeout_s:g} s; the request was cancelled"
@@ -125,9 +132,15 @@ class StreamClient:
             kind, message = "connect", str(exc) or type(exc).__name__
         except httpx.TimeoutException as exc:
             kind, message = "timeout", str(exc) or type(exc).__name__
+        except ConnectionDropped as exc:
+            kind, message = "reset", f"{exc}; the request was not resent"
+        except ResponseTooLarge as exc:
+            kind, message = "too_large", str(exc)
         except httpx.HTTPError as exc:
             kind, message = "stream", f"{type(exc).__name__}: {exc}"
-        except OSError as exc:  # a reset that slipped past the transport's mapping
+        except (ConnectionResetError, BrokenPipeError) as exc:  # a reset that slipped past the transport
+            kind, message = "reset", f"{type(exc).__name__}: {exc}; the request was not resent"
+        except OSError as exc:
             kind, message = "stream", f"{type(exc).__name__}: {exc}"
         if kind is None:
             kind, message = state.error_kind, state.error_message
@@ -149,7 +162,7 @@ class StreamClient:
         )
 
 
-async def _read_stream(resp: httpx.Response, state: ChatStream, timing: Any) -> None:
+async def _read_stream(resp: httpx.Response, state: ChatStream, timing: Any, max_bytes: int) -> None:
     raw = _body_reads(resp)
     if timing is not None:
         # FastTransport: reads are folded inside the protocol's data_received (no task wake-up
@@ -159,9 +172,13 @@ async def _read_stream(resp: httpx.Response, state: ChatStream, timing: Any) -> 
             state.close()
             state.t_last_ns = timing.last_arrival_ns or state.t_last_ns
             return
-    else:
+    else:  # another transport (tests, MockTransport): the total cap is counted here
         clock = time.monotonic_ns
+        total = 0
         async for data in raw:
+            total += len(data)
+            if total > max_bytes:
+                raise ResponseTooLarge(f"the response exceeded {format_size(max_bytes)} (raise the cap with --max-response-mb)")
             if state.feed(data, clock()):
                 break
         else:
@@ -179,6 +196,15 @@ async def _read_stream(resp: httpx.Response, state: ChatStream, timing: Any) -> 
         state.t_last_ns = timing.last_arrival_ns
     else:
         state.t_last_ns = time.monotonic_ns()
+
+
+async def _read_capped(resp: httpx.Response, max_bytes: int) -> bytes:
+    got = bytearray()
+    async for data in _body_reads(resp):
+        got += data
+        if len(got) > max_bytes:
+            raise ResponseTooLarge(f"the response exceeded {format_size(max_bytes)} (raise the cap with --max-response-mb)")
+    return bytes(got)
 
 
 def _body_reads(resp: httpx.Response) -> Any:

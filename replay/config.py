@@ -9,6 +9,36 @@ from .errors import ReplayError
 #: SPEC §6: the session header every request carries unless the user names others (or none).
 DEFAULT_HEADERS = ("X-Session-ID",)
 
+#: Carried by the preflight request only (replay.preflight), so a server's logs can tell it
+#: apart from the run's turns; the simulator answers it without faults.
+PREFLIGHT_HEADER = "X-Trajbench-Preflight"
+
+
+def format_size(n: int) -> str:
+    """A cap as the options state it: `8 MiB`, `64 KiB`."""
+    return f"{n / (1 << 20):g} MiB" if n >= 1 << 20 else f"{n / (1 << 10):g} KiB"
+
+
+@dataclass(frozen=True)
+class ResponseLimits:
+    """Size caps of one turn's response; a server that breaks one fails the turn (`too_large`).
+
+    Sized from what a sane server sends: a response head is a few hundred bytes; a chat chunk a
+    few hundred, so even a whole 8192-token answer sent as one SSE event stays under 1 MiB; and
+    the largest profile answer streamed token by token (~250 bytes per event) is about 2 MB.
+    The defaults leave a wide margin (64 KiB, 8 MiB, 64 MiB) while bounding what a hostile or
+    broken server can make a run hold in memory.
+    """
+
+    max_header_bytes: int = 64 << 10  # status line + headers (--max-header-kb)
+    max_event_bytes: int = 8 << 20  # one SSE line or event (--max-event-mb)
+    max_response_bytes: int = 64 << 20  # everything received for one turn (--max-response-mb)
+
+    def check(self) -> None:
+        for name, value in (("--max-header-kb", self.max_header_bytes), ("--max-event-mb", self.max_event_bytes), ("--max-response-mb", self.max_response_bytes)):
+            if value < 1:
+                raise ReplayError(f"{name} must be >= 1, got {value}")
+
 
 @dataclass(frozen=True)
 class RunConfig:
@@ -34,6 +64,9 @@ class RunConfig:
     # Overrides the profile's output cap (e.g. a tiny model in CI). NOT official: the profile's
     # sampling parameters are fixed (SPEC §3), and run.json's request_params shows the override.
     max_completion_tokens: int | None = None
+    limits: ResponseLimits = ResponseLimits()
+    # Before the first turn: list the models and send one tiny request (replay.preflight).
+    skip_preflight: bool = False
     # Never written to run.json or any log; repr=False keeps it out of tracebacks too.
     api_key: str | None = field(default=None, repr=False)
 
@@ -58,6 +91,7 @@ class RunConfig:
         for name in self.headers:
             if not name or any(c in name for c in " :\r\n\t") or not name.isascii():
                 raise ReplayError(f"--header {name!r} is not a valid HTTP header name")
+        self.limits.check()
         if self.endpoint is not None and not self.endpoint.startswith(("http://", "https://")):
             raise ReplayError(f"--endpoint {self.endpoint!r} must start with http:// or https://")
 

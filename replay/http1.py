@@ -5,6 +5,12 @@ reads are stamped with `time.monotonic_ns()` in `data_received` — when the byt
 socket — and either queued as (arrival, bytes) for a reader or, once a `Timing.tap(sink)` is set,
 handed straight to the sink so no task is woken per read. `replay.transport` pools these
 connections behind the httpx transport interface.
+
+A server is not trusted to be sane: the response head and the whole response are size-capped
+(`ResponseLimits`), so an endless header block or body fails the exchange (`ResponseTooLarge`)
+instead of growing memory until the turn's deadline. A connection the server drops while a
+request is in flight (a reset at any point, or a close before any response byte) fails it with
+`ConnectionDropped`; whether that request is retried is the pool's decision, never this module's.
 """
 
 from __future__ import annotations
@@ -17,12 +23,22 @@ from typing import Callable
 import httptools
 import httpx
 
+from .config import ResponseLimits, format_size
+
 _HIGH_WATER = 1 << 20  # bytes queued unread before we stop reading the socket
 READ_SIZE = 256 * 1024  # the most one socket read takes (asyncio's own default)
 _monotonic_ns = time.monotonic_ns
 
 
 Sink = Callable[[bytes, int], bool]
+
+
+class ResponseTooLarge(httpx.TransportError):
+    """The response exceeded a size cap of `ResponseLimits`; the connection is closed."""
+
+
+class ConnectionDropped(httpx.RemoteProtocolError):
+    """The server reset the connection, or closed it before any byte of the response."""
 
 
 class Timing:
@@ -71,12 +87,12 @@ class Connection(asyncio.BufferedProtocol):
     the loop reads any other socket.
     """
 
-    def __init__(self, key: tuple[str, str, int], read_buffer: bytearray | None = None) -> None:
+    def __init__(self, key: tuple[str, str, int], read_buffer: bytearray | None = None, limits: ResponseLimits = ResponseLimits()) -> None:
         self.key = key
+        self.limits = limits
         self._view = memoryview(read_buffer if read_buffer is not None else bytearray(READ_SIZE))
         self.transport: asyncio.Transport | None = None
         self.closed = False
-        self.used = False
         # httptools calls on_body once per chunked frame: bind it straight to the list's append
         # (a C method, looked up once when each parser is made) instead of a Python method.
         self.pieces: list[bytes] = []
@@ -93,7 +109,7 @@ class Connection(asyncio.BufferedProtocol):
         self.pieces.clear()
         self.complete = False
         self.keep_alive = False
-        self.got_bytes = False
+        self.received = 0  # bytes of this exchange's response so far (head and body)
         self.error: Exception | None = None
         self.waiter: asyncio.Future[None] | None = None
         self.until_close = False  # body delimited by connection close (no length, not chunked)
@@ -106,7 +122,6 @@ class Connection(asyncio.BufferedProtocol):
         """Begin one exchange: fresh parser state, then the request bytes, stamped right before
         they are written. False if the socket is already gone (a kept-alive one the server closed)."""
         self._reset()
-        self.used = True
         if self.closed or self.transport is None or self.transport.is_closing():
             return False
         self.headers_done = asyncio.get_running_loop().create_future()
@@ -126,12 +141,25 @@ class Connection(asyncio.BufferedProtocol):
 
     def data_received(self, data: bytes | memoryview) -> None:
         now = _monotonic_ns()
-        self.got_bytes = True
+        if self.error is not None:
+            return  # failed and closing: nothing more is parsed or kept
+        self.received += len(data)
+        limits = self.limits
+        if self.received > limits.max_response_bytes:
+            self._abort(ResponseTooLarge(
+                f"the response exceeded {format_size(limits.max_response_bytes)} (raise the cap with --max-response-mb)"))
+            return
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserError as exc:
-            self._fail(httpx.RemoteProtocolError(f"invalid HTTP response from the server: {exc}"))
-            self.close()
+            self._abort(httpx.RemoteProtocolError(f"invalid HTTP response from the server: {exc}"))
+            return
+        if self.received > limits.max_header_bytes and not self._head_done():
+            # httptools buffers an unfinished header line itself: checked after each read, the head
+            # costs at most the cap plus one read before we give up on it.
+            self._abort(ResponseTooLarge(
+                f"the response head (status line and headers) exceeded {format_size(limits.max_header_bytes)} "
+                "(raise the cap with --max-header-kb)"))
             return
         if self.pieces:
             body = self.pieces[0] if len(self.pieces) == 1 else b"".join(self.pieces)
@@ -154,14 +182,15 @@ class Connection(asyncio.BufferedProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        if self.until_close and self.headers_done is not None and self.headers_done.done():
+        if self.error is None and exc is None and self.until_close and self._head_done():
             self.complete = True
         elif not self.complete:
-            why = f" ({exc})" if exc else ""
-            if self.headers_done is None or not self.headers_done.done():
-                self._fail(httpx.RemoteProtocolError(f"the server closed the connection without a response{why}"))
+            if exc is not None:
+                self._fail(ConnectionDropped(f"the server reset the connection ({exc})"))
+            elif not self._head_done():
+                self._fail(ConnectionDropped("the server closed the connection without a response"))
             else:
-                self._fail(httpx.RemoteProtocolError(f"the server closed the connection mid-body{why}"))
+                self._fail(httpx.RemoteProtocolError("the server closed the connection mid-body"))
         self._wake()
 
     # ---- httptools callbacks
@@ -180,6 +209,18 @@ class Connection(asyncio.BufferedProtocol):
         self.keep_alive = self.parser.should_keep_alive()  # only valid inside the callback
 
     # ---- helpers
+    def _head_done(self) -> bool:
+        return self.headers_done is not None and self.headers_done.done()
+
+    def _abort(self, exc: Exception) -> None:
+        """Fail the exchange, drop what is queued and close the socket (it cannot be reused)."""
+        self._fail(exc)
+        self.reads.clear()
+        self.queued = 0
+        self.pieces.clear()
+        self.close()
+        self._wake()
+
     def _fail(self, exc: Exception) -> None:
         if self.error is None:
             self.error = exc

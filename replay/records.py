@@ -19,8 +19,9 @@ from .errors import ReplayError
 RECORDS_FILE = "records.jsonl"
 RUN_FILE = "run.json"
 
-#: Error kinds a failed turn can carry.
-ERROR_KINDS = ("http", "stream", "error_object", "malformed", "timeout", "connect", "aborted", "cancelled")
+#: Error kinds a failed turn can carry. `reset`: the server dropped the connection after the
+#: request was written (never resent); `too_large`: the response broke a size cap.
+ERROR_KINDS = ("http", "stream", "error_object", "malformed", "timeout", "connect", "reset", "too_large", "aborted", "cancelled")
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,13 @@
 """`trajbench replay run`: one closed-loop replay, from shards to a finished run folder.
 
-`run_replay` prepares the run folder, writes `run.json`, starts the embedded simulator when no
-endpoint is given, runs the slots (in-process or in worker processes) with the live display,
-writes every record as its turn finishes, and ends with `result_summary.json` and `report.txt`.
-Ctrl-C (or SIGTERM) stops issuing and lets in-flight turns finish for `drain_timeout` seconds, then
-cancels them; a second Ctrl-C cancels at once. The results are written either way.
+`run_replay` checks everything it can before it touches the run folder: the options, the shards,
+the open-file limit the concurrency needs (`replay.limits`), then the endpoint (the embedded
+simulator is started when none is given) with `replay.preflight`. Only then does it prepare the
+folder, write `run.json` (with the target: real, or simulated and how that was recognised), run
+the slots (in-process or in worker processes) with the live display, write every record as its
+turn finishes, and end with `result_summary.json` and `report.txt`. Ctrl-C (or SIGTERM) stops
+issuing and lets in-flight turns finish for `drain_timeout` seconds, then cancels them; a second
+Ctrl-C cancels at once. The results are written either way.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import contextlib
 import json
 import signal
 import time
+from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
@@ -28,6 +32,8 @@ from .config import RunConfig, slots_of_worker
 from .coordinator import Coordinator
 from .display import LiveDisplay, RunState
 from .errors import ReplayError
+from .limits import ensure_open_files
+from .preflight import Target, identify, preflight
 from .records import RECORDS_FILE, RUN_FILE, RecordWriter
 from .scheduler import WorkerPlan
 from .summary import write_results
@@ -39,7 +45,7 @@ RUNS_ROOT = "trajbench-runs"
 
 async def run_replay(config: RunConfig, *, client_factory: Callable[[WorkerPlan], Any] | None = None) -> Path:
     """Run one replay and return its run folder. `client_factory` (in-process runs only) replaces
-    the HTTP client, e.g. with one over a test transport."""
+    the HTTP client, e.g. with one over a test transport; the endpoint is then not checked."""
     config.check()
     shards = Shards(config.shards)
     profile = traces.get_profile(config.profile)
@@ -47,20 +53,25 @@ async def run_replay(config: RunConfig, *, client_factory: Callable[[WorkerPlan]
     if client_factory is not None and config.workers > 1:
         raise ReplayError("a custom client works only in-process; use --workers 1")
     counter = load_counter(config.tokenizer, profile.name)  # a bad --tokenizer fails before anything starts
-    run_dir = prepare_run_dir(config)
+    ensure_open_files(config.concurrency, config.workers)
+    run_dir = run_dir_of(config)  # checked now, created only once the endpoint has passed
     coordinator = Coordinator(num, stop_at_window_end=config.stop_at_window_end)
     state = RunState(total_turns=planned_turns(shards, num))
-    crashed = False
+    started = crashed = False
     try:
         async with _endpoint(config) as (base_url, target):
+            if client_factory is None:
+                target = await _check_target(config, profile, base_url, target)
+            prepare_run_dir(config, run_dir)
             run_json = run_config_dict(config, shards, profile, base_url, target, num)
             (run_dir / RUN_FILE).write_text(json.dumps(run_json, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            started = True
             plans = [
                 WorkerPlan(
                     worker=w, slots=slots_of_worker(config.concurrency, config.workers, w), shards=str(shards.path),
                     profile=profile.name, base_url=base_url, model=config.model, inject_delays=config.inject_delays,
                     turn_timeout=config.turn_timeout, headers=tuple(config.headers), tokenizer=config.tokenizer,
-                    api_key=config.api_key, max_completion_tokens=config.max_completion_tokens,
+                    api_key=config.api_key, max_completion_tokens=config.max_completion_tokens, limits=config.limits,
                 )
                 for w in range(config.workers)
             ]
@@ -82,7 +93,8 @@ async def run_replay(config: RunConfig, *, client_factory: Callable[[WorkerPlan]
         crashed = True
         raise
     finally:
-        _finish(run_dir, coordinator, state, crashed)
+        if started:  # else nothing ran (the simulator did not start, the preflight failed)
+            _finish(run_dir, coordinator, state, crashed)
     return run_dir
 
 
@@ -129,22 +141,36 @@ async def _drive(backend: Backend, drain_timeout: float, state: RunState) -> Non
 
 
 @contextlib.asynccontextmanager
-async def _endpoint(config: RunConfig) -> AsyncIterator[tuple[str, str]]:
-    """(base URL, "real" | "simulated"): the given endpoint, or the embedded simulator for the run."""
+async def _endpoint(config: RunConfig) -> AsyncIterator[tuple[str, Target]]:
+    """(base URL, target): the given endpoint (taken as real until `_check_target` says
+    otherwise), or the embedded simulator for the run."""
     if config.endpoint is not None:
-        yield config.endpoint, "real"
+        yield config.endpoint, Target("real", None)
         return
     try:
         from .sim.embedded import start_simulator
     except ImportError:
         raise ReplayError("no --endpoint given and this trajbench has no embedded simulator; pass --endpoint URL") from None
     with start_simulator(list(config.sim_args)) as sim:
-        yield sim.base_url, "simulated"
+        yield sim.base_url, Target("simulated", "the embedded simulator (no --endpoint)")
 
 
-def prepare_run_dir(config: RunConfig) -> Path:
-    """The run folder: given, or a fresh `trajbench-runs/<UTC time>-c<C>`. An existing non-empty
-    folder is refused unless `overwrite`, and even then only if it is a run folder."""
+async def _check_target(config: RunConfig, profile: traces.Profile, base_url: str, given: Target) -> Target:
+    """The preflight checks (unless skipped), and what the server says it is, whatever was asked."""
+    if config.skip_preflight:
+        found = await identify(base_url, api_key=config.api_key)
+    else:
+        found = await preflight(base_url, profile=profile, model=config.model, api_key=config.api_key,
+                                limits=config.limits, turn_timeout=config.turn_timeout)
+    if given.kind == "simulated":  # the embedded simulator: known without asking
+        return replace(found, kind="simulated", evidence=given.evidence)
+    return found
+
+
+def run_dir_of(config: RunConfig) -> Path:
+    """The run folder `prepare_run_dir` will use, checked but not created: given, or a fresh
+    `trajbench-runs/<UTC time>-c<C>`. An existing non-empty folder is refused unless `overwrite`,
+    and even then only if it is a run folder."""
     if config.out is None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         base = Path(RUNS_ROOT) / f"{stamp}-c{config.concurrency}"
@@ -161,6 +187,13 @@ def prepare_run_dir(config: RunConfig) -> Path:
             raise ReplayError(f"--out {path}: folder exists and is not empty; pass another --out or --overwrite")
         if not (path / RUN_FILE).is_file():
             raise ReplayError(f"--out {path}: not a run folder (no {RUN_FILE}); refusing to overwrite it, pass another --out")
+    return path
+
+
+def prepare_run_dir(config: RunConfig, path: Path | None = None) -> Path:
+    """Create the run folder (`run_dir_of`), emptying an old run's files when `overwrite`."""
+    path = run_dir_of(config) if path is None else path
+    if path.is_dir() and config.overwrite:
         for child in path.iterdir():
             if child.is_file():
                 child.unlink()
@@ -196,8 +229,10 @@ def request_params(profile: traces.Profile, max_completion_tokens: int | None) -
     return params
 
 
-def run_config_dict(config: RunConfig, shards: Shards, profile: traces.Profile, base_url: str, target: str, num: int) -> dict[str, Any]:
+def run_config_dict(config: RunConfig, shards: Shards, profile: traces.Profile, base_url: str, target: Target | str, num: int) -> dict[str, Any]:
     """run.json: everything needed to reproduce and judge the run; never the API key."""
+    if isinstance(target, str):
+        target = Target(target, "given as simulated" if target == "simulated" else None)
     opts = shards.options
     return {
         "trajbench_version": traces.__version__,
@@ -213,7 +248,10 @@ def run_config_dict(config: RunConfig, shards: Shards, profile: traces.Profile, 
         "request_params": request_params(profile, config.max_completion_tokens),
         "model": config.model or profile.served_model_name,
         "endpoint": _public_url(base_url),
-        "target": target,
+        # "simulated" whenever the server said it is trajbench's simulator: never an official point
+        "target": target.kind,
+        "target_evidence": target.evidence,
+        "preflight": {"checked": target.checked, "served_models": list(target.served_models) if target.served_models is not None else None},
         "api_key_given": config.api_key is not None,
         "concurrency": config.concurrency,
         "num_trajectories": num,
@@ -225,4 +263,5 @@ def run_config_dict(config: RunConfig, shards: Shards, profile: traces.Profile, 
         "headers": list(config.headers),
         "workers": config.workers,
         "tokenizer": config.tokenizer,
+        "limits": asdict(config.limits),
     }

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import traces
 from traces import Instance, Shards, TurnPrompt
 
+from .config import ResponseLimits
 from .records import Record
 
 if TYPE_CHECKING:
@@ -61,6 +62,7 @@ class WorkerPlan:
     tokenizer: str | None = None
     api_key: str | None = field(default=None, repr=False)
     max_completion_tokens: int | None = None  # RunConfig's override of the profile's cap (not official)
+    limits: ResponseLimits = ResponseLimits()
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,9 @@ Rules (DESIGN.md house style 6): blank lines, `:` comments and `event:`/`id:`/`r
 skipped; `data: [DONE]` ends the stream; an object with a non-null `error` (or `"object":
 "error"`) is a server error sent under HTTP 200; a `data:` payload that is not JSON, or a line
 that is not an SSE field at all, is malformed. A JSON payload split over several `data:` lines
-of one event is joined with newlines, as the SSE standard says.
+of one event is joined with newlines, as the SSE standard says. One line, or one event's joined
+data, longer than `max_event_bytes` (default 8 MiB) ends the stream as `too_large`: an unending
+line would otherwise grow the buffer until memory runs out.
 """
 
 from __future__ import annotations
@@ -20,7 +22,13 @@ from typing import Any, Iterable
 
 import orjson
 
-CHUNK, DONE, ERROR, MALFORMED = "chunk", "done", "error", "malformed"
+from .config import ResponseLimits, format_size
+
+CHUNK, DONE, ERROR, MALFORMED, TOO_LARGE = "chunk", "done", "error", "malformed", "too_large"
+
+#: One SSE line or event at most, unless the caller says otherwise (a run sets it from its
+#: `ResponseLimits`, where the default is reasoned).
+MAX_EVENT_BYTES = ResponseLimits.max_event_bytes
 
 Event = tuple[str, Any]
 
@@ -30,12 +38,13 @@ _SKIPPED_FIELDS = (b"event", b"id", b"retry")
 class SSEParser:
     """Incremental: `feed` any byte split, get the complete events; `close` at end of stream."""
 
-    __slots__ = ("_buf", "_pending", "done")
+    __slots__ = ("_buf", "_pending", "done", "max_event_bytes")
 
-    def __init__(self) -> None:
+    def __init__(self, max_event_bytes: int = MAX_EVENT_BYTES) -> None:
         self._buf = b""
         self._pending: bytes | None = None  # a data payload that is not (yet) valid JSON
         self.done = False
+        self.max_event_bytes = max_event_bytes
 
     def feed(self, data: bytes) -> list[Event]:
         if self.done:
@@ -45,6 +54,8 @@ class SSEParser:
         lines = data.split(b"\n")
         self._buf = lines.pop()  # the unterminated tail waits for the next read
         events: list[Event] = []
+        if len(data) > self.max_event_bytes and self.oversized(lines, events):
+            return events
         append = events.append
         loads = orjson.loads
         for line in lines:
@@ -76,6 +87,18 @@ class SSEParser:
                 self._pending = None
         return events
 
+    def oversized(self, lines: list[bytes], events: list[Event]) -> bool:
+        """After a read longer than the cap: does a line (or the unterminated tail) exceed it?
+        Then the stream ends with a `too_large` event. Only called for such reads, so the usual
+        read pays one length comparison."""
+        cap = self.max_event_bytes
+        if len(self._buf) > cap or any(len(line) > cap for line in lines):
+            self._buf = b""
+            events.append((TOO_LARGE, f"an SSE line is longer than {format_size(cap)} (raise the cap with --max-event-mb)"))
+            self.done = True
+            return True
+        return False
+
     def _line(self, line: bytes, events: list[Event]) -> bool:
         """Handle one line; True once the stream has ended (DONE, error or malformed)."""
         if line.endswith(b"\r"):
@@ -91,6 +114,11 @@ class SSEParser:
             try:
                 obj = orjson.loads(payload)
             except orjson.JSONDecodeError:
+                if len(payload) > self.max_event_bytes:
+                    self._pending = None
+                    events.append((TOO_LARGE, f"an SSE event is longer than {format_size(self.max_event_bytes)} (raise the cap with --max-event-mb)"))
+                    self.done = True
+                    return True
                 self._pending = payload  # maybe continued on the next data: line of this event
                 return False
             self._pending = None
@@ -154,8 +182,8 @@ class ChatStream:
     __slots__ = ("parser", "content", "reasoning", "calls", "tail_calls", "tool_deltas", "first_chars",
                  "finish_reason", "usage", "chunk_ns", "t_first_ns", "t_last_ns", "done", "error_kind", "error_message")
 
-    def __init__(self) -> None:
-        self.parser = SSEParser()
+    def __init__(self, max_event_bytes: int = MAX_EVENT_BYTES) -> None:
+        self.parser = SSEParser(max_event_bytes)
         self.content: list[str] = []
         self.reasoning: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
@@ -188,6 +216,10 @@ class ChatStream:
         # `SSEParser._line` and `_chunk`, the one full statement of the rules.
         lines = data.split(b"\n")
         parser._buf = lines.pop()
+        if len(data) > parser.max_event_bytes:
+            events: list[Event] = []
+            if parser.oversized(lines, events):
+                return self._events(events, t_ns)
         loads = orjson.loads
         add_text = self.content.append
         fresh = 0  # plain content chunks of this read, stamped t_ns at the end
@@ -245,6 +277,9 @@ class ChatStream:
                 self.done = True
             elif kind == ERROR:
                 self.error_kind, self.error_message = "error_object", error_text(value)
+                self.done = True
+            elif kind == TOO_LARGE:
+                self.error_kind, self.error_message = TOO_LARGE, value
                 self.done = True
             else:
                 self.error_kind = "malformed"

@@ -1,5 +1,6 @@
 """A run's result files: `result_summary.json` (the reference's keys, then trajbench's own under
-one key) and `report.txt` (docs/files.md).
+one key) and `report.txt` (docs/files.md), and the run's outcome as the CLI judges it (`Outcome`:
+interrupted, nothing succeeded).
 
 `result_summary.json` loads in the reference client's own Report reader: its top-level keys in
 its order, with its meanings (`replay.metrics.reference_metrics`). Everything trajbench adds
@@ -10,11 +11,13 @@ the one extra key `trajbench`.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 import traces
 
+from .errors import AllTurnsFailed, ReplayError
 from .metrics import reference_metrics, trajbench_metrics
 from .records import Record, read_records, read_run_config
 from .rollup import pct_key
@@ -58,6 +61,44 @@ def write_results(run_dir: str | Path, *, window_close_ns: int | None = None, in
     (run_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (run_dir / REPORT_FILE).write_text(render_report(summary), encoding="utf-8")
     return summary
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a finished run went, from its summary (and its first failure, for the message)."""
+
+    issued: int
+    completed: int
+    errors_by_kind: dict[str, int]
+    interrupted: bool
+    first_error: str | None
+
+    @property
+    def all_failed(self) -> bool:
+        """Issued turns, none of them answered, and not because of a Ctrl-C: the endpoint broke,
+        nothing was measured."""
+        return self.issued > 0 and self.completed == 0 and not self.interrupted
+
+    @classmethod
+    def read(cls, run_dir: str | Path) -> "Outcome":
+        path = Path(run_dir) / SUMMARY_FILE
+        try:
+            ours = json.loads(path.read_text("utf-8"))[OURS]
+        except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise ReplayError(f"{path}: cannot read the run's summary ({exc}); rerun the replay") from None
+        first = next((r for r in read_records(run_dir) if r.error_kind not in (None, "aborted")), None)
+        return cls(
+            issued=int(ours["turns"]["sent"]), completed=int(ours["turns"]["ok"]), errors_by_kind=dict(ours["errors_by_kind"]),
+            interrupted=bool(ours.get("interrupted")), first_error=None if first is None else f"{first.error_kind}: {first.error_message}",
+        )
+
+    def failure(self, run_dir: str | Path) -> AllTurnsFailed:
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(self.errors_by_kind.items(), key=lambda kv: (-kv[1], kv[0])) if k != "aborted")
+        n = "the 1 issued turn" if self.issued == 1 else f"every one of the {self.issued} issued turns"
+        return AllTurnsFailed(
+            f"{n} failed ({kinds}); nothing was measured. First error: {self.first_error}. "
+            f"Fix the endpoint and rerun; every turn is in {Path(run_dir) / 'records.jsonl'}"
+        )
 
 
 def _ms(v: float | None) -> str:

@@ -17,19 +17,27 @@ Scope: HTTP/1.1 only (no pipelining, no upgrade), plain TCP or TLS; a response t
 have a body (HEAD, 1xx, 204, 304) is not supported — the replay client never asks for one.
 Closing a response before its end closes the connection, which is how a timed-out or cancelled
 request is cancelled on the server.
+
+A request is written at most once. A chat turn is not idempotent for a benchmark: the server
+may have spent a prefill on it, and a silent resend would hide the failure and its time. So the
+only retry is for a kept-alive socket the server had already closed before we wrote anything
+(polled right before the write); a connection lost after that fails the request
+(`ConnectionDropped`), and the caller records it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import select
 import ssl
 from typing import AsyncIterator
 
 import httpx
 
-from .http1 import READ_SIZE, Connection, Sink, Timing
+from .config import ResponseLimits
+from .http1 import READ_SIZE, Connection, ConnectionDropped, ResponseTooLarge, Sink, Timing
 
-__all__ = ["TIMING_EXTENSION", "FastTransport", "Sink", "Timing"]
+__all__ = ["TIMING_EXTENSION", "ConnectionDropped", "FastTransport", "ResponseTooLarge", "Sink", "Timing"]
 
 TIMING_EXTENSION = "trajbench.timing"
 
@@ -79,10 +87,15 @@ class _Body(httpx.AsyncByteStream):
 
 
 class FastTransport(httpx.AsyncBaseTransport):
-    """httpx transport over asyncio + httptools; `max_connections` bounds open sockets."""
+    """httpx transport over asyncio + httptools; `max_connections` bounds open sockets, `limits`
+    the size of each response."""
 
-    def __init__(self, max_connections: int = 100, *, verify: bool | ssl.SSLContext = True) -> None:
+    def __init__(self, max_connections: int = 100, *, verify: bool | ssl.SSLContext = True, limits: ResponseLimits = ResponseLimits()) -> None:
         self._max = max_connections
+        self._limits = limits
+        #: kept-alive sockets found closed by the server before a request was written on them
+        #: (replaced by a fresh connection; the request was never sent twice)
+        self.reconnects = 0
         self._sem: asyncio.Semaphore | None = None
         self._idle: dict[tuple[str, str, int], list[Connection]] = {}
         self._verify = verify
@@ -107,30 +120,32 @@ class FastTransport(httpx.AsyncBaseTransport):
             raise httpx.PoolTimeout("no free connection in the pool", request=request) from None
         try:
             payload = await _encode(request)
-            for attempt in (0, 1):
-                conn = await self._connection(key, timeouts.get("connect"), request)
-                reused = conn.used
-                try:
-                    return await self._exchange(conn, request, payload, timeouts.get("read"))
-                except httpx.RemoteProtocolError:
-                    # A kept-alive socket the server closed just before we wrote: retry once, fresh.
-                    if attempt == 0 and reused and not conn.got_bytes:
-                        conn.close()
-                        continue
-                    raise
-            raise AssertionError("unreachable")
+            return await self._exchange(key, request, payload, timeouts)
         except BaseException:
             self._sem.release()
             raise
 
-    async def _exchange(self, conn: Connection, request: httpx.Request, payload: bytes, read_timeout: float | None) -> httpx.Response:
+    async def _exchange(self, key: tuple[str, str, int], request: httpx.Request, payload: bytes, timeouts: dict) -> httpx.Response:
+        """Write the request on a live connection and wait for the response head.
+
+        Never sends a request twice: a kept-alive socket found dead *before* anything is written
+        is replaced silently (counted in `reconnects`); once a byte is written, whatever happens
+        to the connection fails this request, since the server may already be working on it.
+        """
+        read_timeout = timeouts.get("read")
+        for _ in range(_MAX_STALE):
+            conn = await self._connection(key, timeouts.get("connect"), request)
+            if conn.start(payload):
+                break
+            conn.close()  # closed between the pool's check and the write: nothing was sent
+            self.reconnects += 1
+        else:
+            raise httpx.ConnectError(f"every new connection to {key[1]}:{key[2]} closed before the request could be written", request=request)
         try:
-            if not conn.start(payload):
-                raise httpx.RemoteProtocolError("the server closed the kept-alive connection", request=request)
             timing = conn.timing
             try:
                 async with asyncio.timeout(read_timeout):
-                    await conn.headers_done
+                    await conn.headers_done  # type: ignore[misc]
             except TimeoutError:
                 raise httpx.ReadTimeout(f"no response headers within {read_timeout} s", request=request) from None
         except BaseException:
@@ -145,14 +160,16 @@ class FastTransport(httpx.AsyncBaseTransport):
         idle = self._idle.get(key)
         while idle:
             conn = idle.pop()
-            if not conn.closed and conn.transport is not None and not conn.transport.is_closing():
+            if _alive(conn):
                 return conn
+            conn.close()
+            self.reconnects += 1
         scheme, host, port = key
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(connect_timeout):
                 _, conn = await loop.create_connection(
-                    lambda: Connection(key, self._read_buffer), host, port,
+                    lambda: Connection(key, self._read_buffer, self._limits), host, port,
                     ssl=self._ssl_context() if scheme == "https" else None,
                     server_hostname=host if scheme == "https" else None,
                 )
@@ -196,6 +213,31 @@ async def _encode(request: httpx.Request) -> bytes:
         head += [name, b": ", value, b"\r\n"]
     head.append(b"\r\n")
     return b"".join(head) + body
+
+
+def _alive(conn: Connection) -> bool:
+    """Is an idle kept-alive socket still usable? Asked right before a request is written on it.
+
+    asyncio may not have run the socket's close callback yet when the server's FIN (or RST)
+    has already arrived, so the socket itself is polled: an idle socket must have nothing to
+    read; EOF, an error or stray bytes all mean the server is done with it. Nothing has been
+    written, so replacing it is safe.
+    """
+    transport = conn.transport
+    if conn.closed or transport is None or transport.is_closing():
+        return False
+    if _poll is None:
+        return True
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return True
+    p = _poll()
+    p.register(sock.fileno(), select.POLLIN | select.POLLPRI)
+    return not p.poll(0)
+
+
+_poll = getattr(select, "poll", None)  # not on Windows: there the asyncio flags are all we know
+_MAX_STALE = 3  # fresh connections that may die before the write before we give up
 
 
 def _insecure() -> ssl.SSLContext:

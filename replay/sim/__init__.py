@@ -6,7 +6,7 @@ runs it as a child process and yields its base URL (replay without `--endpoint`,
 
 from __future__ import annotations
 
-from .config import FAULT_KINDS, FINGERPRINT, OPTIONS, SimConfig, SimConfigError, config_from_options, config_to_args
+from .config import FAULT_KINDS, FINGERPRINT, OPTIONS, SIM_HEADER, SimConfig, SimConfigError, config_from_options, config_to_args
 from .embedded import SimHandle, SimulatorStartError, start_simulator
 from .faults import FAULT_HEADER
 from .metrics import parse_metrics
@@ -18,6 +18,7 @@ __all__ = sorted(
         "FAULT_KINDS",
         "FINGERPRINT",
         "OPTIONS",
+        "SIM_HEADER",
         "SimConfig",
         "SimConfigError",
         "SimHandle",

@@ -2,7 +2,8 @@
 
 Same options as `trajbench serve-sim` (both come from `config.OPTIONS`). When the server accepts
 requests it prints one JSON line `{"base_url": ..., "simulated": true}` to stdout, which the
-launcher waits for.
+launcher waits for. `--parent-pid PID` (the launcher's own option) ties the process's life to
+the launcher's (`lifeline`): it stops when that process ends, however it ends.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import sys
 
 from ..errors import ReplayError
+from . import lifeline
 from .config import OPTIONS, config_from_options, field_name, option_type
 from .server import serve
 
@@ -20,6 +22,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m replay.sim", description="trajbench's simulated OpenAI-compatible endpoint.")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0, help="0 = a free port (printed on the ready line)")
+    p.add_argument("--parent-pid", type=int, default=None, help="stop when this process ends (set by the launcher, with stdin a pipe it holds)")
     for opt in OPTIONS:
         p.add_argument(f"--{opt.name}", dest=field_name(opt), type=option_type(opt), choices=opt.choices, metavar=opt.metavar, default=None, help=opt.help)
     return p
@@ -27,7 +30,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> None:
     args = vars(parser().parse_args(argv))
-    host, port = args.pop("host"), args.pop("port")
+    host, port, parent = args.pop("host"), args.pop("port"), args.pop("parent_pid")
+    if parent is not None:
+        lifeline.arm(parent)
     try:
         config = config_from_options(args)
 

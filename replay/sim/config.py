@@ -16,8 +16,11 @@ ANSWER_MODES = ("synthetic", "oracle")
 ROUTERS = ("affinity", "round-robin", "least-loaded")
 FAULT_KINDS = ("500", "429", "reset", "midstream", "error-object", "malformed", "stall")
 
-#: The fingerprint every response carries, so no result can be mistaken for a real server's.
+#: The fingerprint every response carries, so no result can be mistaken for a real server's:
+#: as the `SIM_HEADER` of every HTTP response, the `system_fingerprint` of every chat response
+#: and the models list, and `"simulated": true` in /health.
 FINGERPRINT = "trajbench-sim"
+SIM_HEADER = "X-Simulated"
 
 
 class SimConfigError(ReplayError):

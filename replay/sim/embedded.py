@@ -4,6 +4,10 @@
 line and for GET /health, yields a handle with `.base_url`, and stops the child on exit. A child
 that dies or hangs during start-up raises `SimulatorStartError` carrying the tail of its stderr.
 A separate process (not a thread) keeps the simulator's CPU off the replay client's event loop.
+
+The child never outlives this process: it gets `--parent-pid` and a stdin pipe only we hold, and
+stops when we end, even by SIGKILL (`replay.sim.lifeline`). Call `start_simulator` from the
+thread that keeps the simulator (Linux ties the parent-death signal to the launching thread).
 """
 
 from __future__ import annotations
@@ -95,9 +99,10 @@ def start_simulator(
 ) -> Iterator[SimHandle]:
     """Start a simulator (options as a SimConfig, a dict of its fields, or CLI arguments)."""
     args = _args(options)
-    cmd = [python or sys.executable, "-m", "replay.sim", "--host", "127.0.0.1", "--port", "0", *args]
+    cmd = [python or sys.executable, "-m", "replay.sim", "--host", "127.0.0.1", "--port", "0", "--parent-pid", str(os.getpid()), *args]
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL)
+        # stdin: a pipe nobody writes to; its closing (we stop or die) is the child's cue to stop
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.PIPE)
         try:
             line = _read_ready_line(proc, time.monotonic() + timeout)
             if line is None:
@@ -136,6 +141,8 @@ def _wait_healthy(base_url: str, proc: subprocess.Popen[bytes], deadline: float,
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.stdin is not None:
+        proc.stdin.close()
     if proc.poll() is None:
         proc.terminate()
         try:

@@ -1,8 +1,11 @@
 """The simulator's HTTP face: an aiohttp app with the OpenAI routes, SSE streaming and faults.
 
 Routes: POST /v1/chat/completions (streaming and not), GET /v1/models, GET /health, GET /metrics.
-Every response says it is simulated (`system_fingerprint: "trajbench-sim"`, /health's
-`simulated: true`). Per-request headers: the session header (routing), `X-Sim-Fault` (force a
+Every response says it is simulated: the `X-Simulated: trajbench-sim` header on every HTTP
+response (errors and 404s included), `system_fingerprint: "trajbench-sim"` in chat responses and
+the models list, /health's `simulated: true`. The replay's preflight request (its
+`X-Trajbench-Preflight` header) is never faulted and always gets a synthetic answer, so oracle
+mode and fault injection do not fail a run before it starts. Per-request headers: the session header (routing), `X-Sim-Fault` (force a
 fault, see faults.py) and `X-Sim-Timestamps: 1` (every chunk carries the server's
 `time.monotonic_ns()` at write, for measuring client timing error on the same host).
 """
@@ -10,6 +13,7 @@ fault, see faults.py) and `X-Sim-Timestamps: 1` (every chunk carries the server'
 from __future__ import annotations
 
 import asyncio
+import errno
 import itertools
 import socket
 import time
@@ -22,7 +26,10 @@ from aiohttp import web
 
 from . import wire
 from .answers import Answer, OracleAnswers, OracleMiss, Plan, SyntheticAnswers, plan
-from .config import FINGERPRINT, SimConfig
+from ..config import PREFLIGHT_HEADER
+from ..errors import ReplayError
+from . import lifeline
+from .config import FINGERPRINT, SIM_HEADER, SimConfig
 from .engine import Replica, SimRequest
 from .faults import FAULT_HEADER, UnknownFault, pick_fault
 from .metrics import metrics_text
@@ -30,7 +37,7 @@ from .router import Router
 from .tokens import Tokens, make_tokenizer, render_answer, render_prompt
 
 TIMESTAMPS_HEADER = "X-Sim-Timestamps"
-SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Simulated": FINGERPRINT}
+SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
 
 
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
@@ -76,6 +83,7 @@ class Simulator:
         app.router.add_get("/metrics", self.metrics)
         app.on_startup.append(self._start)
         app.on_cleanup.append(self._stop)
+        app.on_response_prepare.append(_mark_simulated)
         return app
 
     async def _start(self, app: web.Application) -> None:
@@ -113,8 +121,9 @@ class Simulator:
             return _error(400, f"max_completion_tokens must be a positive integer, got {max_tokens!r}")
         text = render_prompt(messages, tools)
         tokens = self.tokenizer.tokenize(text)
+        preflight = PREFLIGHT_HEADER in request.headers
         try:
-            fault = pick_fault(self.config, tokens.digest, request.headers.get(FAULT_HEADER))
+            fault = None if preflight else pick_fault(self.config, tokens.digest, request.headers.get(FAULT_HEADER))
         except UnknownFault as exc:
             return _error(400, str(exc))
         if fault:
@@ -127,7 +136,7 @@ class Simulator:
             _abort(request)
             raise asyncio.CancelledError  # aiohttp drops the connection without a response
         try:
-            answer = self.oracle.answer(messages) if self.oracle else self.synthetic.answer(tokens, tools)
+            answer = self.oracle.answer(messages) if self.oracle and not preflight else self.synthetic.answer(tokens, tools)
         except OracleMiss as exc:
             return _error(404, str(exc), "not_found_error")
         turn = _Turn(text, tokens, answer, plan(answer, max_tokens), self.router.pick(request.headers),
@@ -140,7 +149,7 @@ class Simulator:
 
     async def _complete(self, request: web.Request, turn: _Turn, fault: str | None) -> web.StreamResponse:
         """A non-streaming answer; stream faults map onto the body (error JSON, bad JSON, cut, hang)."""
-        headers = {"X-Sim-Replica": str(turn.replica.index), "X-Simulated": FINGERPRINT}
+        headers = {"X-Sim-Replica": str(turn.replica.index)}
         if fault == "error-object":
             return _json(wire.error_body("simulated fault: error object in a 200 response (trajbench-sim --fail-kinds error-object)", 500, "server_error"), 200, headers)
         if fault == "malformed":
@@ -237,6 +246,14 @@ class Simulator:
         return resp
 
 
+async def _backstop(app: web.Application) -> None:
+    lifeline.backstop()
+
+
+async def _mark_simulated(request: web.Request, response: web.StreamResponse) -> None:
+    response.headers[SIM_HEADER] = FINGERPRINT
+
+
 def _abort(request: web.Request) -> None:
     if request.transport is not None:
         request.transport.abort()
@@ -246,11 +263,18 @@ def serve(config: SimConfig, host: str = "127.0.0.1", port: int = 0, ready: Call
     """Run the simulator until interrupted; `ready(base_url)` is called once it accepts requests.
 
     The socket is bound here (port 0 = a free port) so the URL is known exactly, race-free.
+    SIGINT/SIGTERM shut it down gracefully, and never for longer than `lifeline.GRACE_S`.
     """
     app = Simulator(config).app()
+    app.on_shutdown.append(_backstop)
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        hint = "pick another --port (0 = any free port) or stop the process that holds it" if exc.errno == errno.EADDRINUSE else "check --host and --port"
+        raise ReplayError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; {hint}") from None
     url_host = f"[{host}]" if ":" in host else host
     base_url = f"http://{url_host}:{sock.getsockname()[1]}"
     # A short shutdown grace: a stalled or long stream must not hold the process for a minute.

@@ -36,7 +36,7 @@ def test_a_compliant_submission_passes_every_check(tmp_path: Path, sample_shards
     checks = check_submission([run], swebench=swe, expected_hash=traces.Shards(sample_shards).content_hash)
     failed = [c for c in checks if not c.passed]
     assert failed == []
-    assert {c.check for c in checks} == {"salt", "delays", "stop-issuing", "trajectories", "sampling", "inline", "osl", "dataset", "swebench"}
+    assert {c.check for c in checks} == {"target", "salt", "delays", "stop-issuing", "trajectories", "sampling", "inline", "osl", "dataset", "swebench"}
     assert report(checks)["passed"] is True
 
 
@@ -48,10 +48,12 @@ def test_a_model_with_other_answers_and_wrong_settings_fails_with_reasons(tmp_pa
     params = {**traces.get_profile("kimi-k3").request_params(), "temperature": 0.6, "seed": 1, "model": "x", "stream": True}
     run = write_run(tmp_path / "bad", sample_shards, answer=other, tokens=lambda row: 200, salt="strong",
                     inject_delays=False, stop_issuing_on_first_user_complete=True, num_trajectories=6,
-                    request_params=params)
+                    request_params=params, target="simulated", target_evidence="GET /health says simulated")
     checks = check_submission([run], swebench=swebench_dirs(tmp_path, [0.9] * 4))
     c = by_check(checks, "bad")
     assert not any(x.passed for x in c.values())
+    assert c["target"].reason == ("measured against trajbench's simulator (GET /health says simulated); "
+                                  "official points need a real inference server")
     assert "salt mode 'strong'" in c["salt"].reason
     assert "inject_delays is False" in c["delays"].reason
     assert "stop_issuing_on_first_user_complete is True" in c["stop-issuing"].reason
@@ -122,7 +124,7 @@ def test_cli_check_prints_a_table_and_exits_nonzero_on_failure(tmp_path: Path, s
     code, out, err = _cli(["eval", "check", "c4"], capsys)
     assert code == 1
     assert "c4" in out and "sampling" in out and "no official hash known" in out
-    assert err.startswith("Error: 2 of 9 compliance checks failed")  # dataset hash and SWE-bench
+    assert err.startswith("Error: 2 of 10 compliance checks failed")  # dataset hash and SWE-bench
     swe = [str(d) for d in swebench_dirs(tmp_path, [0.95] * 4)]
     args = ["eval", "check", str(run), "--expected-hash", traces.Shards(sample_shards).content_hash, "--json"]
     for d in swe:

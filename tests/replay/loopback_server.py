@@ -3,7 +3,9 @@
 It runs in a background thread with its own event loop, so a test can drive a replay with
 `asyncio.run` or in a subprocess while the server keeps its own books: every request's body and
 headers, requests in flight per session and overall (the closed-loop invariants), completed
-streams, and requests the client went away from (a cancelled timeout shows up here).
+streams, and requests the client went away from (a cancelled timeout shows up here). It lists
+its models (`GET /v1/models`) and answers the replay's preflight request (the
+`X-Trajbench-Preflight` header) with a short stream, counted apart in `books.preflights`.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class Books:
     session_overlaps: int = 0
     completed: int = 0
     disconnected: int = 0
+    preflights: list[Seen] = field(default_factory=list)
 
 
 def session_of(headers: dict[str, str]) -> str:
@@ -83,6 +86,7 @@ class LoopbackServer:
     async def _start(self) -> None:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
         self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.5, handler_cancellation=True)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -93,11 +97,18 @@ class LoopbackServer:
         if self._runner is not None:
             await self._runner.cleanup()
 
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "loopback", "object": "model"}]})
+
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
         body = json.loads(raw)
         headers = dict(request.headers)
         seen = Seen(body, headers, time.monotonic_ns(), raw)
+        if "X-Trajbench-Preflight" in request.headers:
+            with self.lock:
+                self.books.preflights.append(seen)
+            return await self._answer(request, Reply(chunks=1), seen, count=False)
         sid = session_of(headers)
         with self.lock:
             b = self.books
@@ -120,7 +131,7 @@ class LoopbackServer:
                 self.books.inflight -= 1
                 self.books.inflight_by_session[sid] -= 1
 
-    async def _answer(self, request: web.Request, reply: Reply, seen: Seen) -> web.StreamResponse:
+    async def _answer(self, request: web.Request, reply: Reply, seen: Seen, count: bool = True) -> web.StreamResponse:
         if reply.stall:
             await asyncio.sleep(reply.stall)
         if reply.status != 200:
@@ -142,7 +153,7 @@ class LoopbackServer:
         await resp.write_eof()
         with self.lock:
             seen.t_done_ns = time.monotonic_ns()
-            self.books.completed += 1
+            self.books.completed += count
         return resp
 
 

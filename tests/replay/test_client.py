@@ -136,13 +136,15 @@ def test_http_error_status(status: int) -> None:
 
 
 def test_connection_reset() -> None:
-    r, _ = _turn(_writes(sse_head(), chunk(delta_event("a")), then=Exchange.reset))
-    assert r.error_kind == "stream"
+    r, srv = _turn(_writes(sse_head(), chunk(delta_event("a")), then=Exchange.reset))
+    assert r.error_kind == "reset" and "not resent" in (r.error_message or "")
+    assert len(srv.books.requests) == 1
 
 
 def test_reset_before_any_response() -> None:
-    r, _ = _turn(_writes(then=Exchange.reset))
-    assert r.error_kind == "stream" and r.http_status is None
+    r, srv = _turn(_writes(then=Exchange.reset))
+    assert r.error_kind == "reset" and r.http_status is None
+    assert len(srv.books.requests) == 1 and r.t_last_ns is not None  # failed, not retried; its time counts
 
 
 def test_connection_refused() -> None:

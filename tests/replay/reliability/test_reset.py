@@ -1,0 +1,86 @@
+"""A request is written at most once (replay.transport): a connection the server drops after the
+request went out fails the turn as `reset`, with its time; only a kept-alive socket the server had
+closed before anything was written is replaced, silently. Real loopback servers that count."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import httpx
+
+from reliability_helpers import summary_of
+from hostile import Conn, HostileServer, Request, answer, reset_after
+from replay.config import RunConfig
+from replay.records import read_records
+from replay.run import run_replay
+from replay.transport import FastTransport
+
+
+def replay(shards: Path, out: Path, url: str, **kw: Any) -> Path:
+    return asyncio.run(run_replay(RunConfig(shards=str(shards), endpoint=url, out=str(out), display=False, **kw)))
+
+
+def test_a_request_reset_right_after_it_was_written_is_failed_never_resent(make_shards: Callable[..., Path], tmp_path: Path) -> None:
+    # Every third turn request is read, then the connection is reset: on a kept-alive socket,
+    # before any response byte. The old transport resent those on a fresh socket and the turn
+    # "succeeded": the server saw more requests than turns were issued, the summary no failure.
+    shards = make_shards({f"t{i}": [0.0] * 4 for i in range(6)})
+    with HostileServer(reset_after(0.0, every=3)) as srv:
+        run_dir = replay(shards, tmp_path / "run", srv.url, concurrency=2)
+    records = list(read_records(run_dir))
+    issued = [r for r in records if r.error_kind != "aborted"]
+    resets = [r for r in records if r.error_kind == "reset"]
+    assert srv.requests == len(issued)  # one request per issued turn, none sent twice
+    assert len(resets) == srv.requests // 3 > 0
+    assert all("not resent" in (r.error_message or "") and r.t_last_ns is not None for r in resets)
+    s = summary_of(run_dir)
+    ours = s["trajbench"]
+    assert ours["turns"]["failed"] == len(resets) and ours["errors_by_kind"]["reset"] == len(resets)
+    assert "reset" in (run_dir / "report.txt").read_text()
+
+
+def test_a_reset_two_seconds_into_a_request_is_a_failure_that_keeps_its_time(make_shards: Callable[..., Path], tmp_path: Path) -> None:
+    shards = make_shards({"slow": [0.0, 0.0, 0.0]})
+    with HostileServer(reset_after(2.0, every=2)) as srv:
+        run_dir = replay(shards, tmp_path / "run", srv.url)
+    first, second, third = read_records(run_dir)
+    assert (first.error_kind, second.error_kind, third.error_kind) == (None, "reset", "aborted")
+    assert second.t_last_ns is not None and (second.t_last_ns - second.t_send_ns) / 1e9 >= 1.9  # its time counts
+    assert srv.requests == 2  # the reset turn was not sent again
+    s = summary_of(run_dir)
+    ours = s["trajbench"]
+    assert (ours["turns"]["sent"], ours["turns"]["failed"], ours["errors_by_kind"]) == (2, 1, {"aborted": 1, "reset": 1})
+    assert (s["n_samples_issued"], s["n_samples_failed"]) == (3, 2)  # the reference counts the aborted turn too
+
+
+def _close_when_idle(conn: Conn, req: Request, n: int) -> bool:
+    """Answer, then close the kept-alive socket shortly after, as servers do with idle ones."""
+    answer(conn, req, n)
+    time.sleep(0.05)
+    return False
+
+
+def test_an_idle_socket_the_server_closed_is_replaced_silently(make_shards: Callable[..., Path], tmp_path: Path) -> None:
+    shards = make_shards({"idle": [0.0, 0.3, 0.3]})  # each later turn finds its socket closed
+    with HostileServer(_close_when_idle) as srv:
+        run_dir = replay(shards, tmp_path / "run", srv.url)
+    records = list(read_records(run_dir))
+    assert [r.error_kind for r in records] == [None, None, None]
+    assert srv.requests == 3
+
+
+def test_the_transport_counts_silent_reconnects() -> None:
+    async def go(url: str) -> FastTransport:
+        transport = FastTransport(2)
+        async with httpx.AsyncClient(transport=transport) as c:
+            for _ in range(3):
+                assert (await c.post(url + "/v1/chat/completions", content=b"{}")).status_code == 200
+                await asyncio.sleep(0.2)  # the server closes the idle socket meanwhile
+        return transport
+
+    with HostileServer(_close_when_idle) as srv:
+        transport = asyncio.run(go(srv.url))
+    assert (srv.requests, transport.reconnects) == (3, 2)
