@@ -96,6 +96,18 @@ def _load_counter(spec: str | None):  # type: ignore[no-untyped-def]
     return load_tokenizer(spec)
 
 
+@traces_group.command("verify")
+@click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--files-only", is_flag=True, help="Check the shard files' sha256 only (what `replay run` does at start), not the rows.")
+def traces_verify(shards_dir: str, files_only: bool) -> None:
+    """Check SHARDS_DIR against its manifest: every file's sha256 and the rows' content hash.
+
+    Exits 1 naming the first file that differs."""
+    v = traces.verify_shards(traces.Shards(shards_dir), content=not files_only)
+    what = "file sha256s" if files_only else f"file sha256s and content hash {v.content_hash}"
+    click.echo(f"ok: {v.files} shard file(s), {v.bytes:,} bytes: {what} match the manifest ({v.seconds:.2f} s)")
+
+
 @traces_group.command("show")
 @click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--trajectory", "trajectory_id", required=True, help="Source conversation id.")

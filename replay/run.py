@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 from urllib.parse import urlsplit, urlunsplit
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 import traces
@@ -42,18 +43,19 @@ async def run_replay(config: RunConfig, *, client_factory: Callable[[WorkerPlan]
     the HTTP client, e.g. with one over a test transport."""
     config.check()
     shards = Shards(config.shards)
+    verification = traces.verify_shards(shards)  # a tampered or corrupt shard never reaches the wire
     profile = traces.get_profile(config.profile)
     num = config.num_trajectories if config.num_trajectories is not None else len(shards)
     if client_factory is not None and config.workers > 1:
         raise ReplayError("a custom client works only in-process; use --workers 1")
     counter = load_counter(config.tokenizer, profile.name)  # a bad --tokenizer fails before anything starts
+    state = RunState(total_turns=planned_turns(shards, num))  # reads every shard footer
     run_dir = prepare_run_dir(config)
     coordinator = Coordinator(num, stop_at_window_end=config.stop_at_window_end)
-    state = RunState(total_turns=planned_turns(shards, num))
     crashed = False
     try:
         async with _endpoint(config) as (base_url, target):
-            run_json = run_config_dict(config, shards, profile, base_url, target, num)
+            run_json = run_config_dict(config, shards, profile, base_url, target, num, verification=verification)
             (run_dir / RUN_FILE).write_text(json.dumps(run_json, indent=2, sort_keys=True) + "\n", encoding="utf-8")
             plans = [
                 WorkerPlan(
@@ -174,9 +176,13 @@ def planned_turns(shards: Shards, num_instances: int) -> int:
     files: dict[int, pq.FileMetaData] = {}
     per_instance: list[int] = []
     for _, _, _, shard, group in shards.index:
-        if shard not in files:
-            files[shard] = pq.read_metadata(shards.path / shards.manifest["shards"][shard]["file"])
-        per_instance.append(files[shard].row_group(group).num_rows)
+        path = shards.path / shards.manifest["shards"][shard]["file"]
+        try:
+            if shard not in files:
+                files[shard] = pq.read_metadata(path)
+            per_instance.append(files[shard].row_group(group).num_rows)
+        except (pa.ArrowException, OSError, IndexError) as exc:
+            raise traces.ShardError(f"{path}: not a readable shard file ({exc}); rebuild the folder with `trajbench traces build`") from None
     m = len(per_instance)
     return sum(per_instance) * (num_instances // m) + sum(per_instance[: num_instances % m])
 
@@ -197,8 +203,13 @@ def request_params(profile: traces.Profile, max_completion_tokens: int | None) -
     return params
 
 
-def run_config_dict(config: RunConfig, shards: Shards, profile: traces.Profile, base_url: str, target: str, num: int) -> dict[str, Any]:
-    """run.json: everything needed to reproduce and judge the run; never the API key."""
+def run_config_dict(
+    config: RunConfig, shards: Shards, profile: traces.Profile, base_url: str, target: str, num: int,
+    *, verification: traces.Verification | None = None,
+) -> dict[str, Any]:
+    """run.json: everything needed to reproduce and judge the run; never the API key.
+    `shard_verification` records the check of the shard files made before the first request
+    (`{"verified": false}` when none was made)."""
     opts = shards.options
     return {
         "trajbench_version": traces.__version__,
@@ -206,6 +217,7 @@ def run_config_dict(config: RunConfig, shards: Shards, profile: traces.Profile, 
         "started_monotonic_ns": time.monotonic_ns(),
         "shards": str(shards.path.resolve()),
         "dataset": {"name": shards.manifest.get("name"), "content_hash": shards.content_hash, **shards.manifest["counts"]},
+        "shard_verification": verification.as_dict() if verification is not None else {"verified": False},
         "salt": opts.get("salt"),
         "salt_seed": opts.get("seed"),
         "history_marker": shards.history_marker,
@@ -218,6 +230,7 @@ def run_config_dict(config: RunConfig, shards: Shards, profile: traces.Profile, 
         "api_key_given": config.api_key is not None,
         "concurrency": config.concurrency,
         "num_trajectories": num,
+        "planned_turns": planned_turns(shards, num),
         "inject_delays": config.inject_delays,
         "stop_at_window_end": config.stop_at_window_end,
         "stop_issuing_on_first_user_complete": config.stop_at_window_end,

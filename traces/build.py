@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import __version__
-from .canonical import canonical_json
+from .canonical import canonical_json, content_line, sha256_file
 from .errors import TraceError
 from .formats import FORMATS
 from .formats.mlperf_jsonl import row_to_flat
@@ -151,14 +151,6 @@ def _tools_json(tools: tuple[dict[str, Any], ...] | None, cache: dict[int, str])
     return cache[key]
 
 
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 class _ShardWriter:
     """Writes instance row groups into numbered shard files inside the temporary folder."""
 
@@ -203,7 +195,7 @@ class _ShardWriter:
         for k, (path, rows) in enumerate(zip(self.files, self.rows)):
             final = self.folder / f"{self.name}-{k:05d}-of-{total:05d}.parquet"
             path.rename(final)
-            shards.append({"file": final.name, "rows": rows, "bytes": final.stat().st_size, "sha256": _sha256_file(final)})
+            shards.append({"file": final.name, "rows": rows, "bytes": final.stat().st_size, "sha256": sha256_file(final)})
         return shards
 
 
@@ -261,8 +253,7 @@ def _build_into(
                 if not rows:
                     continue
                 for row in rows:
-                    content.update(canonical_json(row).encode("utf-8"))
-                    content.update(b"\n")
+                    content.update(content_line(row))
                 shard, group = writer.add(rows)
                 instances.append([rows[0]["instance_id"], traj.id, repeat, shard, group])
                 n_turns += len(rows)
@@ -281,7 +272,7 @@ def _build_into(
         "generated_by": f"trajbench {__version__}",
         "options": options,
         "tokenizer": {"name": counter.name, "fingerprint": counter.fingerprint} if counter else None,
-        "sources": [{"file": Path(s).name, "sha256": _sha256_file(Path(s))} for s in sources],
+        "sources": [{"file": Path(s).name, "sha256": sha256_file(Path(s))} for s in sources],
         "counts": {"trajectories": n_traj, "instances": len(instances), "client_turns": n_turns},
         "content_hash": content.hexdigest(),
         "shards": shards,
