@@ -7,7 +7,9 @@ boundary: the packages' own errors become `Error: …` with exit code 1, never a
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import click
@@ -561,12 +563,30 @@ def demo(out: str) -> None:
     asyncio.run(run_demo(out, echo=click.echo))
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that every command's clean-up (a build's temporary folder,
+    a partial output file) runs before the process ends."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point and the one error boundary."""
+    """Console entry point and the one error boundary.
+
+    Exit codes: 0 success, 1 an error (printed as `Error: …`) or a failed gate, 2 a usage
+    error, 130 interrupted by Ctrl-C (SIGINT), 143 terminated by SIGTERM."""
     known = _known_errors()
+    previous = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
+    if previous is not None:
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         cli.main(args=argv, prog_name="trajbench", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:  # click turns Ctrl-C (and so our SIGTERM) into Abort
+        if isinstance(exc.__cause__, Terminated):
+            click.echo("Terminated.", err=True)
+            sys.exit(143)
         click.echo("Aborted.", err=True)
         sys.exit(130)
     except click.ClickException as exc:
@@ -575,9 +595,19 @@ def main(argv: list[str] | None = None) -> None:
     except known as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(1)
+    except Terminated:
+        click.echo("Terminated.", err=True)
+        sys.exit(143)
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         sys.exit(130)
+    except OSError as exc:  # the file system said no (read-only, full, /proc, permissions)
+        where = f"{exc.filename}: " if exc.filename else ""
+        click.echo(f"Error: {where}{exc.strerror or exc}; check the path and that its folder is writable", err=True)
+        sys.exit(1)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 import traces
 from traces import Shards
+from traces.outdir import make_dir
 
 from .config import RunConfig, slots_of_worker
 from .coordinator import Coordinator
@@ -167,7 +168,7 @@ def prepare_run_dir(config: RunConfig) -> Path:
         for child in path.iterdir():
             if child.is_file():
                 child.unlink()
-    path.mkdir(parents=True, exist_ok=True)
+    make_dir(path, error=ReplayError)
     return path
 
 

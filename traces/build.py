@@ -24,6 +24,7 @@ from .errors import TraceError
 from .formats import FORMATS
 from .formats.mlperf_jsonl import row_to_flat
 from .model import Trajectory
+from .outdir import check_replaceable, replace_dir, sweep_stale, temp_sibling, unwritable
 from .prompts import PromptBuilder, wire_messages
 from .salt import SALT_MODES, make_salt
 from .shards import FORMAT_VERSION, MANIFEST, SCHEMA, logical_id, manifest_json
@@ -208,27 +209,29 @@ def build_shards(
     overwrite: bool = False,
     progress: Progress | None = None,
 ) -> BuildResult:
-    """Build shards for `sources` into `out`; nothing is left at `out` if anything fails."""
+    """Build shards for `sources` into `out`; nothing is left at `out` if anything fails.
+
+    `overwrite` replaces an existing `out` only if it is a shard folder (or empty) holding none
+    of the sources (`outdir.check_replaceable`)."""
     opts.check()
     out_path = Path(out)
-    if out_path.exists() and not overwrite:
-        raise TraceError(f"{out_path}: already exists; choose another --out or pass --overwrite")
     if not sources:
         raise TraceError("no source files given")
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.parent / f".{out_path.name}.building-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
+    if out_path.exists() or out_path.is_symlink():
+        if not overwrite:
+            raise TraceError(f"{out_path}: already exists; choose another --out or pass --overwrite")
+        check_replaceable(out_path, sources)
+    sweep_stale(out_path)
+    tmp = temp_sibling(out_path, "building")
+    try:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.mkdir()
+    except OSError as exc:  # a read-only file system, /proc, no permission
+        raise unwritable(out_path, exc) from None
     try:
         manifest = _build_into(tmp, sources, opts, counter, progress)
         (tmp / MANIFEST).write_text(manifest_json(manifest), encoding="utf-8")
-        if out_path.exists():
-            old = out_path.parent / f".{out_path.name}.old-{os.getpid()}"
-            out_path.rename(old)
-            tmp.rename(out_path)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            tmp.rename(out_path)
+        replace_dir(tmp, out_path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
