@@ -291,7 +291,10 @@ def replay_run(shards_dir: str, concurrency: int, out: str | None, **kw: object)
 @click.option("--max-concurrency", default=64, show_default=True, type=click.IntRange(min=1), help="Top of --regions.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Sweep folder; rerun the same command to resume it.")
 def replay_sweep(shards_dir: str, concurrency_list: str | None, regions: bool, max_concurrency: int, out: str, **kw: object) -> None:
-    """One full replay per concurrency (each scored for accuracy), resumable; then `trajbench report`."""
+    """One full replay per concurrency (each scored for accuracy), resumable; then `trajbench report`.
+
+    Ctrl-C or SIGTERM drains the running point, marks it interrupted in sweep.json and stops the
+    sweep (exit 130 or 143); the same command resumes it, rerunning that point."""
     import asyncio
 
     from eval.gates import evaluate_point
@@ -306,8 +309,14 @@ def replay_sweep(shards_dir: str, concurrency_list: str | None, regions: bool, m
         for line in evaluate_point(run_dir):
             click.echo(f"  {line}")
 
+    from replay.errors import Interrupted
+
     kw["overwrite"] = True  # a sweep manages its own point folders
-    folder = asyncio.run(run_sweep(_run_config(shards_dir, 1, None, **kw), levels, out, after_point=after_point, echo=click.echo))
+    try:
+        folder = asyncio.run(run_sweep(_run_config(shards_dir, 1, None, **kw), levels, out, after_point=after_point, echo=click.echo))
+    except Interrupted as exc:
+        click.echo(f"Interrupted: {exc}", err=True)
+        sys.exit(exc.exit_code)
     click.echo(f"sweep folder: {folder}  (next: trajbench report {folder} --out REPORT_DIR)")
 
 

@@ -5,3 +5,12 @@ from __future__ import annotations
 
 class ReplayError(Exception):
     """Base error of the replay package; `cli.main` prints it as `Error: …` with exit code 1."""
+
+
+class Interrupted(ReplayError):
+    """A sweep stopped by SIGINT/SIGTERM after the interrupted point drained; `exit_code` is
+    the conventional 128 + signal number (the CLI exits with it)."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code

@@ -4,7 +4,8 @@
 endpoint is given, runs the slots (in-process or in worker processes) with the live display,
 writes every record as its turn finishes, and ends with `result_summary.json` and `report.txt`.
 Ctrl-C (or SIGTERM) stops issuing and lets in-flight turns finish for `drain_timeout` seconds, then
-cancels them; a second Ctrl-C cancels at once. The results are written either way.
+cancels them; a second Ctrl-C cancels at once. The results are written either way, and
+result_summary.json says the run was interrupted.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import signal
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,6 +30,7 @@ from .config import RunConfig, slots_of_worker
 from .coordinator import Coordinator
 from .display import LiveDisplay, RunState
 from .errors import ReplayError
+from .interrupt import Interrupt
 from .records import RECORDS_FILE, RUN_FILE, RecordWriter
 from .scheduler import WorkerPlan
 from .summary import write_results
@@ -39,9 +40,19 @@ from .workers import ProcessBackend
 RUNS_ROOT = "trajbench-runs"
 
 
-async def run_replay(config: RunConfig, *, client_factory: Callable[[WorkerPlan], Any] | None = None) -> Path:
+async def run_replay(config: RunConfig, *, client_factory: Callable[[WorkerPlan], Any] | None = None, interrupt: Interrupt | None = None) -> Path:
     """Run one replay and return its run folder. `client_factory` (in-process runs only) replaces
-    the HTTP client, e.g. with one over a test transport."""
+    the HTTP client, e.g. with one over a test transport. `interrupt` is the caller's signal
+    handling (a sweep's, installed across its points); without one the run installs its own.
+    Whether a signal cut the run short is recorded in result_summary.json (`RunOutcome`)."""
+    if interrupt is not None:
+        return await _run_replay(config, client_factory, interrupt)
+    own = Interrupt()
+    with own.installed():
+        return await _run_replay(config, client_factory, own)
+
+
+async def _run_replay(config: RunConfig, client_factory: Callable[[WorkerPlan], Any] | None, interrupt: Interrupt) -> Path:
     config.check()
     shards = Shards(config.shards)
     verification = traces.verify_shards(shards)  # a tampered or corrupt shard never reaches the wire
@@ -80,7 +91,7 @@ async def run_replay(config: RunConfig, *, client_factory: Callable[[WorkerPlan]
                     backend = ProcessBackend(plans, coordinator, sink)
                 display = LiveDisplay(state, backend.status, concurrency=config.concurrency, window_closed=lambda: coordinator.window_close_ns is not None, enabled=config.display)
                 async with display:
-                    await _drive(backend, config.drain_timeout, state)
+                    await _drive(backend, config.drain_timeout, state, interrupt)
     except BaseException:
         crashed = True
         raise
@@ -102,12 +113,16 @@ def _finish(run_dir: Path, coordinator: Coordinator, state: RunState, crashed: b
             raise
 
 
-async def _drive(backend: Backend, drain_timeout: float, state: RunState) -> None:
-    """Run the backend; the first SIGINT/SIGTERM drains, a second (or the drain timeout) cancels."""
+async def _drive(backend: Backend, drain_timeout: float, state: RunState, interrupt: Interrupt) -> None:
+    """Run the backend; the first SIGINT/SIGTERM drains, a second (or the drain timeout) cancels.
+    A signal that came before the first turn (while the simulator started) issues nothing."""
+    if interrupt.requested:
+        state.interrupted = True
+        return
     loop = asyncio.get_running_loop()
     timer: asyncio.TimerHandle | None = None
 
-    def on_signal() -> None:
+    def on_signal(count: int) -> None:
         nonlocal timer
         if state.interrupted:
             backend.stop(cancel=True)
@@ -116,18 +131,10 @@ async def _drive(backend: Backend, drain_timeout: float, state: RunState) -> Non
         backend.stop(cancel=False)
         timer = loop.call_later(drain_timeout, lambda: backend.stop(cancel=True))
 
-    installed: list[signal.Signals] = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            loop.add_signal_handler(sig, on_signal)
-            installed.append(sig)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass  # not the main thread (e.g. embedded in another app): no signal handling
     try:
-        await backend.run()
+        with interrupt.listening(on_signal):
+            await backend.run()
     finally:
-        for installed_sig in installed:
-            loop.remove_signal_handler(installed_sig)
         if timer is not None:
             timer.cancel()
 

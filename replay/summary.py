@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -11,6 +12,31 @@ from .records import Record, read_records, read_run_config
 
 SUMMARY_FILE = "result_summary.json"
 REPORT_FILE = "report.txt"
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a run ended, as its result_summary.json says: `finished` when the file exists (it is
+    written last, also after Ctrl-C or a crash), with `interrupted` / `crashed` when the run was
+    cut short. A sweep resumes from it and `eval` warns about partial runs with it."""
+
+    finished: bool
+    interrupted: bool = False
+    crashed: bool = False
+
+    @property
+    def complete(self) -> bool:
+        return self.finished and not self.interrupted and not self.crashed
+
+    @classmethod
+    def read(cls, run_dir: str | Path) -> RunOutcome:
+        try:
+            summary = json.loads((Path(run_dir) / SUMMARY_FILE).read_text("utf-8"))
+        except (OSError, ValueError):
+            return cls(finished=False)  # missing, or cut off while being written
+        if not isinstance(summary, dict):
+            return cls(finished=False)
+        return cls(True, bool(summary.get("interrupted")), bool(summary.get("crashed")))
 
 
 def build_summary(records: Sequence[Record], run_config: dict[str, Any], *, window_close_ns: int | None = None) -> dict[str, Any]:
