@@ -32,7 +32,7 @@ from .dataset import load_instances
 from .errors import SwebenchError
 from .instances import InstanceRunner
 from .progress import Reporter
-from .summary import GRADE_FILE, PATCH_FILE, build_summary, write_json, write_results
+from .summary import GRADE_FILE, PATCH_FILE, build_summary, instance_dir, write_json, write_results
 from .templates import TEMPLATES
 
 Echo = Callable[[str], None]
@@ -98,8 +98,8 @@ def run_swebench(opts: SwebenchOptions, *, echo: Echo = print, reporter: Reporte
     write_json(out / CONFIG_FILE, {**{k: v for k, v in asdict(opts).items()}, "agent_config": config, "versions": versions})
 
     runner = InstanceRunner(opts, out, config, served, reporter, echo)
-    todo_agent = [i for i in instances if not (out / i["instance_id"] / PATCH_FILE).is_file()]
-    todo_grade = [i for i in instances if (out / i["instance_id"] / PATCH_FILE).is_file() and not (out / i["instance_id"] / GRADE_FILE).is_file()]
+    todo_agent = [i for i in instances if not (instance_dir(out, i["instance_id"]) / PATCH_FILE).is_file()]
+    todo_grade = [i for i in instances if (instance_dir(out, i["instance_id"]) / PATCH_FILE).is_file() and not (instance_dir(out, i["instance_id"]) / GRADE_FILE).is_file()]
     skipped = len(instances) - len(todo_agent) - len(todo_grade)
     if skipped:
         echo(f"resume: {skipped} instance(s) already graded, {len(todo_grade)} to grade, {len(todo_agent)} to run")
