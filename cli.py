@@ -358,9 +358,14 @@ SHARDS_OVERRIDE = click.option("--shards", default=None, type=click.Path(exists=
 def eval_inline(run_dir: str, shards: str | None, rules: str | None, as_json: bool) -> None:
     """Inline accuracy of RUN_DIR (SPEC §9.2) from its records; writes RUN_DIR/scores.json.
 
-    Exits 1 when the score is below the profile's threshold."""
+    Exits 1 when the score is below the profile's threshold; warns when RUN_DIR is a partial
+    run (interrupted, crashed, or fewer turns than planned)."""
     from eval.inline import score_run, summary_lines
+    from eval.rundir import partial_run
 
+    note = partial_run(run_dir)
+    if note:
+        click.echo(f"Warning: {note}", err=True)
     res = score_run(run_dir, shards=shards, rules=rules)
     if as_json:
         click.echo(json.dumps({k: v for k, v in res.items() if k != "per_turn"}, indent=2))
@@ -381,7 +386,11 @@ def eval_osl(run_dir: str, profile: str | None, shards: str | None, as_json: boo
 
     Exits 1 when the window mean is outside the band."""
     from eval.osl import osl_gate, summary_lines
+    from eval.rundir import partial_run
 
+    note = partial_run(run_dir)
+    if note:
+        click.echo(f"Warning: {note}", err=True)
     res = osl_gate(run_dir, profile=profile, shards=shards)
     click.echo(json.dumps(res, indent=2) if as_json else "\n".join(summary_lines(res)))
     if res["passed"] is False:
