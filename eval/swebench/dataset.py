@@ -14,6 +14,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from traces import TraceError
+from traces.io import iter_lines
+
 from .errors import SwebenchError
 
 AGENT_FIELDS = ("instance_id", "problem_statement")
@@ -97,15 +100,15 @@ def _read_parquet(p: Path) -> list[dict[str, Any]]:
 
 def _read_jsonl(p: Path) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    with p.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
+    try:
+        for lineno, raw in iter_lines(p):  # bounded lines: /dev/zero or a line without end is an error, not a hang
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise SwebenchError(f"{p}:{lineno}: not valid JSON ({exc.msg})") from None
+                row = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise SwebenchError(f"{p}:{lineno}: not valid JSON ({getattr(exc, 'msg', exc)})") from None
             if not isinstance(row, dict):
                 raise SwebenchError(f"{p}:{lineno}: each line must be one instance object")
             rows.append(row)
+    except TraceError as exc:
+        raise SwebenchError(str(exc)) from None
     return rows
