@@ -2,11 +2,12 @@
 
 Each run folder is checked for: salt mode mlperf, delays on, stop-issuing off, a trajectory count
 that is a positive multiple of the dataset size (and every one of them started), the profile's
-request parameters unchanged, inline and OSL gates passing, and the dataset's manifest hash
-equal to the official one, recomputed from the shard files and rows rather than read from
-the manifest (a rewritten shard must not pass as the official dataset). The submission as a whole needs SWE-bench: 4 runs (one per mandatory
-concurrency region) of 200 instances each whose mean meets the profile's threshold. Every check
-gives a reason a submitter can act on; nothing here sends a request.
+request parameters unchanged, inline and OSL gates passing, and the dataset's content hash
+equal to the official one, recomputed from the shard files and rows rather than read from the
+manifest (a rewritten shard must not pass as the official dataset). The submission as a whole
+needs SWE-bench: 4 runs (one per mandatory concurrency region) of 200 instances each whose mean
+meets the profile's threshold. Every check gives a reason a submitter can act on; nothing here
+sends a request.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ class Interrupt:
         """Handle SIGINT/SIGTERM on the running loop; on exit the previous handlers come back
         (the CLI's SIGTERM handler, asyncio.run's Ctrl-C handler)."""
         loop = asyncio.get_running_loop()
-        previous: dict[int, Any] = {}
+        previous: dict[signal.Signals, Any] = {}
         for sig in SIGNALS:
             try:
                 before = signal.getsignal(sig)

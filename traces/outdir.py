@@ -91,7 +91,7 @@ def _alive(pid: int) -> bool:
 def sweep_stale(out: Path) -> list[Path]:
     """Remove the temporary siblings of `out` left by builds whose process is gone."""
     pattern = re.compile(rf"^\.{re.escape(out.name)}\.(building|old)-(\d+)$")
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(out.parent.iterdir())
     except OSError:
