@@ -8,7 +8,9 @@ boundary: the packages' own errors become `Error: …` with exit code 1 (or the 
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import click
@@ -99,6 +101,18 @@ def _load_counter(spec: str | None):  # type: ignore[no-untyped-def]
     from traces.tokenizers import load_tokenizer
 
     return load_tokenizer(spec)
+
+
+@traces_group.command("verify")
+@click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--files-only", is_flag=True, help="Check the shard files' sha256 only (what `replay run` does at start), not the rows.")
+def traces_verify(shards_dir: str, files_only: bool) -> None:
+    """Check SHARDS_DIR against its manifest: every file's sha256 and the rows' content hash.
+
+    Exits 1 naming the first file that differs."""
+    v = traces.verify_shards(traces.Shards(shards_dir), content=not files_only)
+    what = "file sha256s" if files_only else f"file sha256s and content hash {v.content_hash}"
+    click.echo(f"ok: {v.files} shard file(s), {v.bytes:,} bytes: {what} match the manifest ({v.seconds:.2f} s)")
 
 
 @traces_group.command("show")
@@ -298,11 +312,11 @@ def replay_run(shards_dir: str, concurrency: int, out: str | None, **kw: object)
 
     from eval.gates import evaluate_point
     from replay.run import run_replay
-    from replay.summary import Outcome
+    from replay.summary import RunOutcome
 
     run_dir = asyncio.run(run_replay(_run_config(shards_dir, concurrency, out, **kw)))
     click.echo((run_dir / "report.txt").read_text("utf-8"), nl=False)
-    outcome = Outcome.read(run_dir)
+    outcome = RunOutcome.read(run_dir)
     if outcome.all_failed:  # the gates would only say there is nothing to score
         click.echo(f"run folder: {run_dir}")
         raise outcome.failure(run_dir)
@@ -324,8 +338,9 @@ def replay_run(shards_dir: str, concurrency: int, out: str | None, **kw: object)
 def replay_sweep(shards_dir: str, concurrency_list: str | None, regions: bool, max_concurrency: int, out: str, **kw: object) -> None:
     """One full replay per concurrency (each scored for accuracy), resumable; then `trajbench report`.
 
-    A point where every turn failed stops the sweep (exit code 3); rerunning the same command
-    resumes from that point."""
+    Ctrl-C or SIGTERM drains the running point, marks it interrupted in sweep.json and stops the
+    sweep (exit 130 or 143); a point where every turn failed stops it too (exit 3). The same
+    command resumes the sweep, rerunning that point."""
     import asyncio
 
     from eval.gates import evaluate_point
@@ -340,8 +355,14 @@ def replay_sweep(shards_dir: str, concurrency_list: str | None, regions: bool, m
         for line in evaluate_point(run_dir):
             click.echo(f"  {line}")
 
+    from replay.errors import Interrupted
+
     kw["overwrite"] = True  # a sweep manages its own point folders
-    folder = asyncio.run(run_sweep(_run_config(shards_dir, 1, None, **kw), levels, out, after_point=after_point, echo=click.echo))
+    try:
+        folder = asyncio.run(run_sweep(_run_config(shards_dir, 1, None, **kw), levels, out, after_point=after_point, echo=click.echo))
+    except Interrupted as exc:
+        click.echo(f"Interrupted: {exc}", err=True)
+        sys.exit(exc.exit_code)
     click.echo(f"sweep folder: {folder}  (next: trajbench report {folder} --out REPORT_DIR)")
 
 
@@ -383,9 +404,14 @@ SHARDS_OVERRIDE = click.option("--shards", default=None, type=click.Path(exists=
 def eval_inline(run_dir: str, shards: str | None, rules: str | None, as_json: bool) -> None:
     """Inline accuracy of RUN_DIR (SPEC §9.2) from its records; writes RUN_DIR/scores.json.
 
-    Exits 1 when the score is below the profile's threshold."""
+    Exits 1 when the score is below the profile's threshold; warns when RUN_DIR is a partial
+    run (interrupted, crashed, or fewer turns than planned)."""
     from eval.inline import score_run, summary_lines
+    from eval.rundir import partial_run
 
+    note = partial_run(run_dir)
+    if note:
+        click.echo(f"Warning: {note}", err=True)
     res = score_run(run_dir, shards=shards, rules=rules)
     if as_json:
         click.echo(json.dumps({k: v for k, v in res.items() if k != "per_turn"}, indent=2))
@@ -409,7 +435,11 @@ def eval_osl(run_dir: str, profile: str | None, shards: str | None, tokenizer: s
     answer) when a tokenizer is available, else from the server's usage; both are recorded.
     Exits 1 when the window mean is outside the band."""
     from eval.osl import osl_gate, summary_lines
+    from eval.rundir import partial_run
 
+    note = partial_run(run_dir)
+    if note:
+        click.echo(f"Warning: {note}", err=True)
     res = osl_gate(run_dir, profile=profile, shards=shards, tokenizer=tokenizer)
     click.echo(json.dumps(res, indent=2) if as_json else "\n".join(summary_lines(res)))
     if res["passed"] is False:
@@ -600,12 +630,30 @@ def demo(out: str) -> None:
     asyncio.run(run_demo(out, echo=click.echo))
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that every command's clean-up (a build's temporary folder,
+    a partial output file) runs before the process ends."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point and the one error boundary."""
+    """Console entry point and the one error boundary.
+
+    Exit codes: 0 success, 1 an error (printed as `Error: …`) or a failed gate, 2 a usage
+    error, 130 interrupted by Ctrl-C (SIGINT), 143 terminated by SIGTERM."""
     known = _known_errors()
+    previous = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
+    if previous is not None:
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         cli.main(args=argv, prog_name="trajbench", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:  # click turns Ctrl-C (and so our SIGTERM) into Abort
+        if isinstance(exc.__cause__, Terminated):
+            click.echo("Terminated.", err=True)
+            sys.exit(143)
         click.echo("Aborted.", err=True)
         sys.exit(130)
     except click.ClickException as exc:
@@ -614,9 +662,19 @@ def main(argv: list[str] | None = None) -> None:
     except known as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(getattr(exc, "exit_code", 1))
+    except Terminated:
+        click.echo("Terminated.", err=True)
+        sys.exit(143)
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         sys.exit(130)
+    except OSError as exc:  # the file system said no (read-only, full, /proc, permissions)
+        where = f"{exc.filename}: " if exc.filename else ""
+        click.echo(f"Error: {where}{exc.strerror or exc}; check the path and that its folder is writable", err=True)
+        sys.exit(1)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
-"""The compliance check of a submission (SPEC §11): is every run directory an official point?
+"""The compliance check of a submission (docs/compliance.md): is every run directory an official point?
 
 Each run folder is checked for: a real target (never trajbench's simulator), salt mode mlperf,
 delays on, stop-issuing off, a trajectory count that is a positive multiple of the dataset size
 (and every one of them started), the profile's request parameters unchanged, inline and OSL
-gates passing, and the dataset's manifest hash equal to the official one. The submission as a whole needs SWE-bench: 4 runs (one per mandatory
+gates passing, and the dataset's content hash equal to the official one, recomputed from the
+shard files and rows rather than read from the manifest (a rewritten shard must not pass as the
+official dataset). The submission as a whole needs SWE-bench: 4 runs (one per mandatory
 concurrency region) of 200 instances each whose mean meets the profile's threshold. Every check
 gives a reason a submitter can act on; nothing here sends a request.
 """
@@ -55,11 +57,12 @@ def check_submission(
         raise EvalError("no run folder given; pass the run directories of every Pareto point")
     checks: list[Check] = []
     profiles_seen: set[str] = set()
+    verified: dict[Path, traces.Verification | traces.ShardError] = {}  # runs of a sweep share shards
     for d in run_dirs:
         run = open_run(d)
         name = profile or run.profile_name or ""
         profiles_seen.add(name)
-        checks.extend(_check_run(run, name, expected_hash))
+        checks.extend(_check_run(run, name, expected_hash, verified))
     name = profile or (profiles_seen.pop() if len(profiles_seen) == 1 else "")
     if not name:
         checks.append(Check("submission", "profile", False, "the runs use different profiles; a submission is one model (pass --profile)"))
@@ -67,7 +70,7 @@ def check_submission(
     return checks
 
 
-def _check_run(run: Run, name: str, expected_hash: str | None) -> list[Check]:
+def _check_run(run: Run, name: str, expected_hash: str | None, verified: dict[Path, traces.Verification | traces.ShardError]) -> list[Check]:
     point = str(run.path)  # as the user gave it: two sweeps may both have a folder "c4"
     cfg = run.config
     out: list[Check] = []
@@ -91,6 +94,11 @@ def _check_run(run: Run, name: str, expected_hash: str | None) -> list[Check]:
         f"stop_issuing_on_first_user_complete is {stop!r}; official runs need false")
     out.append(_check_trajectories(run, point))
     out.append(_check_sampling(cfg, prof, point))
+    dataset = _check_hash(run, name, expected_hash, point, verified)
+    if isinstance(_verify(run.shards, verified), traces.ShardError):  # its rows cannot be trusted, or read
+        out += [Check(point, check, False, "not scored: the shards do not match their manifest (see the dataset check)") for check in ("inline", "osl")]
+        out.append(dataset)
+        return out
     scores = score(run, default_rules())
     thr = scores["threshold"]
     if thr is None:
@@ -100,7 +108,7 @@ def _check_run(run: Run, name: str, expected_hash: str | None) -> list[Check]:
             f"({scores['turns']['missing']} missing)")
     osl = osl_of(run, name)
     add("osl", osl["passed"] is True, osl["reason"])
-    out.append(_check_hash(run, name, expected_hash, point))
+    out.append(dataset)
     return out
 
 
@@ -141,8 +149,26 @@ def _check_sampling(cfg: dict[str, Any], prof: traces.Profile, point: str) -> Ch
     return Check(point, "sampling", True, f"equal to profile {prof.name}")
 
 
-def _check_hash(run: Run, name: str, expected_hash: str | None, point: str) -> Check:
-    actual = run.shards.content_hash
+def _verify(shards: traces.Shards, cache: dict[Path, traces.Verification | traces.ShardError]) -> traces.Verification | traces.ShardError:
+    key = shards.path.resolve()
+    if key not in cache:
+        try:
+            cache[key] = traces.verify_shards(shards, content=True)
+        except traces.ShardError as exc:
+            cache[key] = exc
+    return cache[key]
+
+
+def _check_hash(run: Run, name: str, expected_hash: str | None, point: str, verified: dict[Path, traces.Verification | traces.ShardError]) -> Check:
+    """The dataset check: the shards as they are now re-hashed (files and rows), the hash the run
+    recorded, the expected official hash, and the run's own check of its shards at start."""
+    result = _verify(run.shards, verified)
+    if isinstance(result, traces.ShardError):
+        return Check(point, "dataset", False, f"the shards do not match their manifest: {result}")
+    actual = result.content_hash or ""
+    at_start = run.config.get("shard_verification") or {}
+    if at_start.get("verified") is not True:
+        return Check(point, "dataset", False, "run.json records no check of the shard files before the run; rerun the point with this trajbench, which verifies the shards before the first request")
     claimed = run.config.get("content_hash") or (run.config.get("dataset") or {}).get("content_hash")
     if claimed is not None and claimed != actual:
         return Check(point, "dataset", False, f"run.json content_hash {claimed[:16]}… differs from the shards' {actual[:16]}…; the shards changed after the run")
@@ -151,7 +177,7 @@ def _check_hash(run: Run, name: str, expected_hash: str | None, point: str) -> C
         return Check(point, "dataset", False, f"no official hash known for {name}; pass --expected-hash")
     if actual != want:
         return Check(point, "dataset", False, f"content hash {actual[:16]}… is not the expected {want[:16]}…")
-    return Check(point, "dataset", True, f"content hash {actual[:16]}… as expected")
+    return Check(point, "dataset", True, f"content hash {actual[:16]}… as expected (recomputed from {result.files} shard file(s))")
 
 
 def _check_swebench(dirs: Sequence[str | Path], name: str) -> Check:

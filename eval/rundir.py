@@ -16,6 +16,7 @@ from typing import Any
 import traces
 from replay.errors import ReplayError
 from replay.records import Record, read_records, read_run_config
+from replay.summary import RunOutcome
 
 from .errors import EvalError
 from .rules import Rules, default_rules, message_actions
@@ -104,6 +105,34 @@ def open_run(run_dir: str | Path, shards: str | Path | None = None) -> Run:
     except ReplayError as exc:
         raise EvalError(str(exc)) from None
     return Run(path, config, traces.Shards(_shards_path(path, config, shards)))
+
+
+def partial_run(run_dir: str | Path) -> str | None:
+    """Why the run in `run_dir` did not run every planned turn, or None when it did.
+
+    Scores of such a run cover only the turns that ran (an interrupted run has fewer scored
+    turns, not a lower score), so `eval inline` and `eval osl` warn before they score it."""
+    path = Path(run_dir)
+    outcome = RunOutcome.read(path)
+    if not outcome.finished:
+        why = "it has no result_summary.json (it crashed, was killed, or is still running)"
+    elif outcome.interrupted:
+        why = "it was interrupted (Ctrl-C or SIGTERM) and stopped issuing early"
+    elif outcome.crashed:
+        why = "it crashed before it finished"
+    else:
+        try:
+            config = read_run_config(path)
+            planned = config.get("planned_turns")
+            if not isinstance(planned, int) or config.get("stop_at_window_end"):
+                return None  # an older run.json, or a run meant to stop at the window's end
+            ran = len({(r.instance_id, r.turn) for r in read_records(path)})
+        except ReplayError:
+            return None  # scoring reports the unreadable file itself
+        if ran >= planned:
+            return None
+        why = f"it records {ran} of its {planned} planned turns"
+    return f"{path} is a partial run: {why}; its scores cover only the turns that ran (rerun it for a complete score)"
 
 
 def _shards_path(run_dir: Path, config: dict[str, Any], override: str | Path | None) -> Path:

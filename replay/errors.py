@@ -14,7 +14,10 @@ class AllTurnsFailed(ReplayError):
     exit_code = 3
 
 
-class RunInterrupted(ReplayError):
-    """A sweep stopped because its current point was interrupted (Ctrl-C or SIGTERM)."""
+class Interrupted(ReplayError):
+    """A sweep stopped by SIGINT/SIGTERM after the interrupted point drained; `exit_code` is
+    the conventional 128 + signal number (the CLI exits with it)."""
 
-    exit_code = 130
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code

@@ -63,7 +63,8 @@ def run_dirs(folder: Path) -> list[Path]:
     """The run folders of a sweep folder, or the folder itself when it is one run."""
     sweep = _json(folder / SWEEP_FILE)
     if sweep is not None:
-        return [folder / p["dir"] for p in sweep["points"] if (folder / p["dir"] / SUMMARY_FILE).is_file()]
+        # an interrupted point has a summary too, of a partial run: not a point of the curve
+        return [folder / p["dir"] for p in sweep["points"] if p.get("status", "done") == "done" and (folder / p["dir"] / SUMMARY_FILE).is_file()]
     if (folder / SUMMARY_FILE).is_file():
         return [folder]
     raise ReplayError(f"{folder}: neither a run folder ({SUMMARY_FILE}) nor a sweep folder ({SWEEP_FILE})")

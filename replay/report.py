@@ -15,6 +15,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from traces.outdir import make_dir
+
 from .errors import ReplayError
 from .pareto import Point, frontier, normalised
 from .plots import metric_chart, pareto_chart
@@ -86,7 +88,7 @@ def _dataset_hash(run_dir: Path) -> str:
 
 def build_report(inputs: list[tuple[str, Path]], out: Path, *, cost_per_hour: float | None = None, power_watts: float | None = None) -> Path:
     points = load_points(inputs)
-    out.mkdir(parents=True, exist_ok=True)
+    make_dir(out, error=ReplayError)
     rows = _rows(points, cost_per_hour, power_watts)
     cols = [c for c in DEFINITIONS if any(c in r for r in rows)]
     with (out / "points.csv").open("w", newline="", encoding="utf-8") as fh:

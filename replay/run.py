@@ -7,7 +7,8 @@ folder, write `run.json` (with the target: real, or simulated and how that was r
 the slots (in-process or in worker processes) with the live display, write every record as its
 turn finishes, and end with `result_summary.json` and `report.txt`. Ctrl-C (or SIGTERM) stops
 issuing and lets in-flight turns finish for `drain_timeout` seconds, then cancels them; a second
-Ctrl-C cancels at once. The results are written either way.
+Ctrl-C cancels at once. The results are written either way, and result_summary.json says the run
+was interrupted. Shard files are verified against their manifest before anything is sent.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import signal
 import time
 from dataclasses import asdict, replace
 from datetime import datetime, timezone
@@ -23,15 +23,18 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 from urllib.parse import urlsplit, urlunsplit
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 import traces
 from traces import Shards
+from traces.outdir import check_writable, make_dir
 
 from .config import RunConfig, slots_of_worker
 from .coordinator import Coordinator
 from .display import LiveDisplay, RunState
 from .errors import ReplayError
+from .interrupt import Interrupt
 from .limits import ensure_open_files
 from .preflight import Target, identify, preflight
 from .records import RECORDS_FILE, RUN_FILE, RecordWriter
@@ -43,11 +46,23 @@ from .workers import ProcessBackend
 RUNS_ROOT = "trajbench-runs"
 
 
-async def run_replay(config: RunConfig, *, client_factory: Callable[[WorkerPlan], Any] | None = None) -> Path:
+async def run_replay(config: RunConfig, *, client_factory: Callable[[WorkerPlan], Any] | None = None, interrupt: Interrupt | None = None) -> Path:
     """Run one replay and return its run folder. `client_factory` (in-process runs only) replaces
-    the HTTP client, e.g. with one over a test transport; the endpoint is then not checked."""
+    the HTTP client, e.g. with one over a test transport; the endpoint is then not checked.
+    `interrupt` is the caller's signal handling (a sweep's, installed across its points); without
+    one the run installs its own. Whether a signal cut the run short is recorded in
+    result_summary.json (`RunOutcome`)."""
+    if interrupt is not None:
+        return await _run_replay(config, client_factory, interrupt)
+    own = Interrupt()
+    with own.installed():
+        return await _run_replay(config, client_factory, own)
+
+
+async def _run_replay(config: RunConfig, client_factory: Callable[[WorkerPlan], Any] | None, interrupt: Interrupt) -> Path:
     config.check()
     shards = Shards(config.shards)
+    verification = traces.verify_shards(shards)  # a tampered or corrupt shard never reaches the wire
     profile = traces.get_profile(config.profile)
     num = config.num_trajectories if config.num_trajectories is not None else len(shards)
     if client_factory is not None and config.workers > 1:
@@ -55,15 +70,15 @@ async def run_replay(config: RunConfig, *, client_factory: Callable[[WorkerPlan]
     counter = load_counter(config.tokenizer, profile.name)  # a bad --tokenizer fails before anything starts
     ensure_open_files(config.concurrency, config.workers)
     run_dir = run_dir_of(config)  # checked now, created only once the endpoint has passed
+    state = RunState(total_turns=planned_turns(shards, num))  # reads every shard footer
     coordinator = Coordinator(num, stop_at_window_end=config.stop_at_window_end)
-    state = RunState(total_turns=planned_turns(shards, num))
     started = crashed = False
     try:
         async with _endpoint(config) as (base_url, target):
             if client_factory is None:
                 target = await _check_target(config, profile, base_url, target)
             prepare_run_dir(config, run_dir)
-            run_json = run_config_dict(config, shards, profile, base_url, target, num)
+            run_json = run_config_dict(config, shards, profile, base_url, target, num, verification=verification)
             (run_dir / RUN_FILE).write_text(json.dumps(run_json, indent=2, sort_keys=True) + "\n", encoding="utf-8")
             started = True
             plans = [
@@ -88,7 +103,7 @@ async def run_replay(config: RunConfig, *, client_factory: Callable[[WorkerPlan]
                     backend = ProcessBackend(plans, coordinator, sink)
                 display = LiveDisplay(state, backend.status, concurrency=config.concurrency, window_closed=lambda: coordinator.window_close_ns is not None, enabled=config.display)
                 async with display:
-                    await _drive(backend, config.drain_timeout, state)
+                    await _drive(backend, config.drain_timeout, state, interrupt)
     except BaseException:
         crashed = True
         raise
@@ -110,12 +125,16 @@ def _finish(run_dir: Path, coordinator: Coordinator, state: RunState, crashed: b
             raise
 
 
-async def _drive(backend: Backend, drain_timeout: float, state: RunState) -> None:
-    """Run the backend; the first SIGINT/SIGTERM drains, a second (or the drain timeout) cancels."""
+async def _drive(backend: Backend, drain_timeout: float, state: RunState, interrupt: Interrupt) -> None:
+    """Run the backend; the first SIGINT/SIGTERM drains, a second (or the drain timeout) cancels.
+    A signal that came before the first turn (while the simulator started) issues nothing."""
+    if interrupt.requested:
+        state.interrupted = True
+        return
     loop = asyncio.get_running_loop()
     timer: asyncio.TimerHandle | None = None
 
-    def on_signal() -> None:
+    def on_signal(count: int) -> None:
         nonlocal timer
         if state.interrupted:
             backend.stop(cancel=True)
@@ -124,18 +143,10 @@ async def _drive(backend: Backend, drain_timeout: float, state: RunState) -> Non
         backend.stop(cancel=False)
         timer = loop.call_later(drain_timeout, lambda: backend.stop(cancel=True))
 
-    installed: list[signal.Signals] = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            loop.add_signal_handler(sig, on_signal)
-            installed.append(sig)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass  # not the main thread (e.g. embedded in another app): no signal handling
     try:
-        await backend.run()
+        with interrupt.listening(on_signal):
+            await backend.run()
     finally:
-        for installed_sig in installed:
-            loop.remove_signal_handler(installed_sig)
         if timer is not None:
             timer.cancel()
 
@@ -187,6 +198,7 @@ def run_dir_of(config: RunConfig) -> Path:
             raise ReplayError(f"--out {path}: folder exists and is not empty; pass another --out or --overwrite")
         if not (path / RUN_FILE).is_file():
             raise ReplayError(f"--out {path}: not a run folder (no {RUN_FILE}); refusing to overwrite it, pass another --out")
+    check_writable(path, error=ReplayError)
     return path
 
 
@@ -197,7 +209,7 @@ def prepare_run_dir(config: RunConfig, path: Path | None = None) -> Path:
         for child in path.iterdir():
             if child.is_file():
                 child.unlink()
-    path.mkdir(parents=True, exist_ok=True)
+    make_dir(path, error=ReplayError)
     return path
 
 
@@ -206,9 +218,13 @@ def planned_turns(shards: Shards, num_instances: int) -> int:
     files: dict[int, pq.FileMetaData] = {}
     per_instance: list[int] = []
     for _, _, _, shard, group in shards.index:
-        if shard not in files:
-            files[shard] = pq.read_metadata(shards.path / shards.manifest["shards"][shard]["file"])
-        per_instance.append(files[shard].row_group(group).num_rows)
+        path = shards.path / shards.manifest["shards"][shard]["file"]
+        try:
+            if shard not in files:
+                files[shard] = pq.read_metadata(path)
+            per_instance.append(files[shard].row_group(group).num_rows)
+        except (pa.ArrowException, OSError, IndexError) as exc:
+            raise traces.ShardError(f"{path}: not a readable shard file ({exc}); rebuild the folder with `trajbench traces build`") from None
     m = len(per_instance)
     return sum(per_instance) * (num_instances // m) + sum(per_instance[: num_instances % m])
 
@@ -229,8 +245,13 @@ def request_params(profile: traces.Profile, max_completion_tokens: int | None) -
     return params
 
 
-def run_config_dict(config: RunConfig, shards: Shards, profile: traces.Profile, base_url: str, target: Target | str, num: int) -> dict[str, Any]:
-    """run.json: everything needed to reproduce and judge the run; never the API key."""
+def run_config_dict(
+    config: RunConfig, shards: Shards, profile: traces.Profile, base_url: str, target: Target | str, num: int,
+    *, verification: traces.Verification | None = None,
+) -> dict[str, Any]:
+    """run.json: everything needed to reproduce and judge the run; never the API key.
+    `shard_verification` records the check of the shard files made before the first request
+    (`{"verified": false}` when none was made)."""
     if isinstance(target, str):
         target = Target(target, "given as simulated" if target == "simulated" else None)
     opts = shards.options
@@ -240,6 +261,7 @@ def run_config_dict(config: RunConfig, shards: Shards, profile: traces.Profile, 
         "started_monotonic_ns": time.monotonic_ns(),
         "shards": str(shards.path.resolve()),
         "dataset": {"name": shards.manifest.get("name"), "content_hash": shards.content_hash, **shards.manifest["counts"]},
+        "shard_verification": verification.as_dict() if verification is not None else {"verified": False},
         "salt": opts.get("salt"),
         "salt_seed": opts.get("seed"),
         "history_marker": shards.history_marker,
@@ -255,6 +277,7 @@ def run_config_dict(config: RunConfig, shards: Shards, profile: traces.Profile, 
         "api_key_given": config.api_key is not None,
         "concurrency": config.concurrency,
         "num_trajectories": num,
+        "planned_turns": planned_turns(shards, num),
         "inject_delays": config.inject_delays,
         "stop_at_window_end": config.stop_at_window_end,
         "stop_issuing_on_first_user_complete": config.stop_at_window_end,

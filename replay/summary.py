@@ -1,6 +1,6 @@
 """A run's result files: `result_summary.json` (the reference's keys, then trajbench's own under
-one key) and `report.txt` (docs/files.md), and the run's outcome as the CLI judges it (`Outcome`:
-interrupted, nothing succeeded).
+one key) and `report.txt` (docs/files.md), and how the run ended (`RunOutcome`: interrupted, crashed,
+nothing succeeded).
 
 `result_summary.json` loads in the reference client's own Report reader: its top-level keys in
 its order, with its meanings (`replay.metrics.reference_metrics`). Everything trajbench adds
@@ -11,13 +11,13 @@ the one extra key `trajbench`.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 import traces
 
-from .errors import AllTurnsFailed, ReplayError
+from .errors import AllTurnsFailed
 from .metrics import reference_metrics, trajbench_metrics
 from .records import Record, read_records, read_run_config
 from .rollup import pct_key
@@ -64,39 +64,47 @@ def write_results(run_dir: str | Path, *, window_close_ns: int | None = None, in
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """How a finished run went, from its summary (and its first failure, for the message)."""
+class RunOutcome:
+    """How a run ended, from its result_summary.json, which is written last (also after Ctrl-C or
+    a crash): `finished` when the file is there, `interrupted` / `crashed` when the run was cut
+    short, and whether any sent turn succeeded. A sweep resumes from it, `replay run` picks its
+    exit code with it and `eval` warns about partial runs with it."""
 
-    issued: int
-    completed: int
-    errors_by_kind: dict[str, int]
-    interrupted: bool
-    first_error: str | None
+    finished: bool
+    interrupted: bool = False
+    crashed: bool = False
+    sent: int = 0
+    ok: int = 0
+    errors_by_kind: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return self.finished and not self.interrupted and not self.crashed
 
     @property
     def all_failed(self) -> bool:
-        """Issued turns, none of them answered, and not because of a Ctrl-C: the endpoint broke,
+        """Turns sent, none of them answered, and not because of a Ctrl-C: the endpoint broke,
         nothing was measured."""
-        return self.issued > 0 and self.completed == 0 and not self.interrupted
+        return self.finished and self.sent > 0 and self.ok == 0 and not self.interrupted
 
     @classmethod
-    def read(cls, run_dir: str | Path) -> "Outcome":
-        path = Path(run_dir) / SUMMARY_FILE
+    def read(cls, run_dir: str | Path) -> "RunOutcome":
         try:
-            ours = json.loads(path.read_text("utf-8"))[OURS]
-        except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise ReplayError(f"{path}: cannot read the run's summary ({exc}); rerun the replay") from None
-        first = next((r for r in read_records(run_dir) if r.error_kind not in (None, "aborted")), None)
-        return cls(
-            issued=int(ours["turns"]["sent"]), completed=int(ours["turns"]["ok"]), errors_by_kind=dict(ours["errors_by_kind"]),
-            interrupted=bool(ours.get("interrupted")), first_error=None if first is None else f"{first.error_kind}: {first.error_message}",
-        )
+            summary = json.loads((Path(run_dir) / SUMMARY_FILE).read_text("utf-8"))
+            ours = summary[OURS]
+            turns = ours["turns"]
+            return cls(True, bool(ours["interrupted"]), bool(ours["crashed"]), int(turns["sent"]), int(turns["ok"]), dict(ours["errors_by_kind"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return cls(finished=False)  # missing, cut off while being written, or not ours
 
     def failure(self, run_dir: str | Path) -> AllTurnsFailed:
+        """The error of a run where every turn failed: counts by kind and the first error."""
+        first = next((r for r in read_records(run_dir) if r.error_kind not in (None, "aborted")), None)
+        first_error = None if first is None else f"{first.error_kind}: {first.error_message}"
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(self.errors_by_kind.items(), key=lambda kv: (-kv[1], kv[0])) if k != "aborted")
-        n = "the 1 issued turn" if self.issued == 1 else f"every one of the {self.issued} issued turns"
+        n = "the 1 issued turn" if self.sent == 1 else f"every one of the {self.sent} issued turns"
         return AllTurnsFailed(
-            f"{n} failed ({kinds}); nothing was measured. First error: {self.first_error}. "
+            f"{n} failed ({kinds}); nothing was measured. First error: {first_error}. "
             f"Fix the endpoint and rerun; every turn is in {Path(run_dir) / 'records.jsonl'}"
         )
 

@@ -1,12 +1,19 @@
 """`replay sweep`: one full replay per concurrency into its own run folder, resumable.
 
-The sweep folder holds `sweep.json` (the plan, the base configuration and each point's state,
-rewritten atomically after every point) and one run folder per point (`c0001`, `c0004`, …). A
-point whose run folder already holds `result_summary.json` is kept, so an interrupted sweep
-resumes where it stopped. A point where every turn failed stops the sweep (`AllTurnsFailed`: the
-endpoint broke, later points would measure nothing), and so does a point interrupted by Ctrl-C
-(`RunInterrupted`); either is rerun on resume. Accuracy checks per point come from the caller (`after_point`), since
-eval sits above replay.
+The sweep folder holds `sweep.json` (the plan, the base configuration and each point's status,
+rewritten atomically whenever a status changes) and one run folder per point (`c0001`, `c0004`,
+…). A point's status is `pending`, `running`, `done`, `interrupted` or `failed`. Rerunning the
+same command resumes: `done` points whose run finished are kept, every other point is rerun
+from the start (its partial folder removed).
+
+SIGINT or SIGTERM stops the whole sweep: the running point drains (as `replay run` does) and is
+marked `interrupted`, no further point starts, and `run_sweep` raises `Interrupted` (the CLI
+exits 130 or 143). A second signal cancels the drain. A point where every turn failed stops the
+sweep too (`AllTurnsFailed`, exit 3): the endpoint broke and later points would measure nothing. Accuracy checks per point come from the
+caller (`after_point`), since eval sits above replay.
+
+The sweep folder must be new, empty or a sweep folder, and a point folder is only ever removed
+when it is a run folder (`run.json`) or empty: `--out` never deletes files trajbench did not write.
 """
 
 from __future__ import annotations
@@ -18,10 +25,14 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
+from traces.outdir import make_dir
+
 from .config import RunConfig
-from .errors import AllTurnsFailed, ReplayError, RunInterrupted
-from .points import SUMMARY_FILE, SWEEP_FILE
-from .summary import Outcome
+from .errors import AllTurnsFailed, Interrupted, ReplayError
+from .interrupt import Interrupt
+from .points import SWEEP_FILE
+from .records import RUN_FILE
+from .summary import RunOutcome
 
 AfterPoint = Callable[[Path], None]
 Echo = Callable[[str], None]
@@ -45,8 +56,22 @@ def _write_plan(folder: Path, plan: dict) -> None:
     os.replace(tmp, folder / SWEEP_FILE)
 
 
-def _complete(outcome: Outcome) -> bool:
-    return not (outcome.interrupted or outcome.all_failed)
+def _check_folder(folder: Path) -> None:
+    """A sweep writes into a new or empty folder, or resumes its own."""
+    if folder.exists() and not folder.is_dir():
+        raise ReplayError(f"--out {folder}: is a file; pass a folder for the sweep")
+    if folder.is_dir() and not (folder / SWEEP_FILE).is_file() and any(folder.iterdir()):
+        raise ReplayError(f"--out {folder}: holds files but no {SWEEP_FILE}, so it is not a sweep to resume; choose a new --out")
+
+
+def _clear_point(run_dir: Path) -> None:
+    """Remove a point's unfinished run folder before it is rerun: only a run folder or an empty one."""
+    if not (run_dir.exists() or run_dir.is_symlink()):
+        return
+    if run_dir.is_dir() and not run_dir.is_symlink() and ((run_dir / RUN_FILE).is_file() or not any(run_dir.iterdir())):
+        shutil.rmtree(run_dir)
+        return
+    raise ReplayError(f"{run_dir}: in the way of this sweep's point but not a run folder (no {RUN_FILE}); move it away or choose another --out")
 
 
 async def run_sweep(
@@ -57,42 +82,67 @@ async def run_sweep(
     after_point: AfterPoint | None = None,
     echo: Echo = print,
 ) -> Path:
+    """Run (or resume) the sweep; returns its folder. Raises `Interrupted` when a signal
+    stopped it (after writing sweep.json)."""
     from .run import run_replay
 
     folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
+    _check_folder(folder)
+    make_dir(folder, error=ReplayError)
     plan_path = folder / SWEEP_FILE
     # through JSON, so a resumed sweep compares like with like (tuples come back as lists)
     base_json = json.loads(json.dumps({k: v for k, v in asdict(base).items() if k not in ("api_key", "out", "concurrency", "display", "skip_preflight")}))
+    before: dict[str, str] = {}
     if plan_path.is_file():
-        old = json.loads(plan_path.read_text("utf-8"))
+        try:
+            old = json.loads(plan_path.read_text("utf-8"))
+        except ValueError as exc:
+            raise ReplayError(f"{plan_path}: not valid JSON ({exc}); choose a new --out") from None
         if old.get("base") != base_json:
             raise ReplayError(f"{folder}: holds a sweep with other settings; use another --out or the same options to resume it")
+        before = {p.get("dir"): p.get("status") for p in old.get("points", [])}
     plan = {"base": base_json, "concurrencies": list(concurrencies), "points": [{"concurrency": c, "dir": f"c{c:04d}", "status": "pending"} for c in concurrencies]}
-    for point in plan["points"]:
-        run_dir = folder / point["dir"]
-        if (run_dir / SUMMARY_FILE).is_file() and _complete(Outcome.read(run_dir)):
+    interrupt = Interrupt()
+    stopped_at: dict | None = None
+    with interrupt.installed():
+        for point in plan["points"]:
+            run_dir = folder / point["dir"]
+            if RunOutcome.read(run_dir).complete and before.get(point["dir"], "done") == "done":
+                point["status"] = "done"
+                echo(f"C={point['concurrency']}: kept (already done)")
+                continue
+            if interrupt.requested:  # a signal between points: stop before the next one
+                break
+            _clear_point(run_dir)  # an unfinished point is rerun from the start
+            point["status"] = "running"
+            _write_plan(folder, plan)
+            echo(f"C={point['concurrency']}: replaying …")
+            try:
+                await run_replay(replace(base, concurrency=point["concurrency"], out=str(run_dir), workers=min(base.workers, point["concurrency"])), interrupt=interrupt)
+            except BaseException:
+                point["status"] = "failed"
+                _write_plan(folder, plan)
+                raise
+            outcome = RunOutcome.read(run_dir)
+            if not outcome.complete:
+                point["status"] = "interrupted"
+                stopped_at = point
+                break
+            if outcome.all_failed:
+                point["status"] = "failed"
+                _write_plan(folder, plan)
+                raise AllTurnsFailed(f"C={point['concurrency']}: {outcome.failure(run_dir)}; the sweep stopped here (rerun the same command to resume from this point)")
+            if after_point is not None:
+                after_point(run_dir)
             point["status"] = "done"
-            echo(f"C={point['concurrency']}: kept (already done)")
-            continue
-        if run_dir.exists():
-            shutil.rmtree(run_dir)  # an interrupted point is rerun from the start
-        _write_plan(folder, plan)
-        echo(f"C={point['concurrency']}: replaying …")
-        point["status"] = "running"
-        await run_replay(replace(base, concurrency=point["concurrency"], out=str(run_dir), workers=min(base.workers, point["concurrency"])))
-        outcome = Outcome.read(run_dir)
-        if outcome.interrupted:
-            point["status"] = "interrupted"
             _write_plan(folder, plan)
-            raise RunInterrupted(f"C={point['concurrency']} was interrupted; the sweep stopped (rerun the same command to resume from this point)")
-        if outcome.all_failed:
-            point["status"] = "failed"
-            _write_plan(folder, plan)
-            raise AllTurnsFailed(f"C={point['concurrency']}: {outcome.failure(run_dir)}; the sweep stopped here (rerun the same command to resume from this point)")
-        if after_point is not None:
-            after_point(run_dir)
-        point["status"] = "done"
-        _write_plan(folder, plan)
     _write_plan(folder, plan)
+    if interrupt.requested:
+        where = f"C={stopped_at['concurrency']} was interrupted and will be rerun" if stopped_at else "it stopped between points"
+        todo = sum(p["status"] != "done" for p in plan["points"])
+        raise Interrupted(
+            f"sweep {folder} stopped by a signal: {where}; {todo} point(s) still to run "
+            "(run the same command again to resume)",
+            interrupt.exit_code,
+        )
     return folder

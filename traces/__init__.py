@@ -15,6 +15,7 @@ from .request import request_body  # noqa: E402
 from .salt import SALT_MODES, Salt, make_salt  # noqa: E402
 from .shards import Instance, Shards, TurnPrompt, TurnRow, iter_prompts, logical_id, salt_for  # noqa: E402
 from .sources import read_sources, validate_sources  # noqa: E402
+from .verify import Verification, verify_shards  # noqa: E402
 
 __all__ = sorted(
     [
@@ -36,6 +37,7 @@ __all__ = sorted(
         "Trajectory",
         "TurnPrompt",
         "TurnRow",
+        "Verification",
         "__version__",
         "build_shards",
         "canonical_json",
@@ -51,5 +53,6 @@ __all__ = sorted(
         "salt_for",
         "sha256_text",
         "validate_sources",
+        "verify_shards",
     ]
 )

@@ -192,7 +192,10 @@ def analyse(shards_dir: str | Path, out_dir: str | Path | None = None, *, tokeni
             options: StatsOptions | None = None, progress: Callable[[int], None] | None = None) -> StatsResult:
     """`traces stats`: compute the statistics and, given `out_dir`, write stats.json and plots."""
     from .analysis_plots import write_plots
+    from .outdir import make_dir
 
+    if out_dir is not None:
+        make_dir(Path(out_dir))  # an unwritable --out fails before the analysis, not after it
     stats = compute_stats(shards_dir, tokenizer=tokenizer, options=options, progress=progress)
     if out_dir is None:
         return StatsResult(stats, ())

@@ -20,15 +20,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import __version__
+from .canonical import content_line, sha256_file
 from .errors import TraceError
 from .formats import FORMATS
 from .formats.mlperf_jsonl import row_to_flat
 from .marker import Marker
 from .marker import choose as choose_marker
 from .model import Trajectory
+from .outdir import check_replaceable, replace_dir, sweep_stale, temp_sibling, unwritable
 from .prompts import PromptBuilder, wire_messages
 from .salt import SALT_MODES, make_salt
-from .shards import FORMAT_VERSION, MANIFEST, SCHEMA, logical_id, manifest_json, row_bytes, source_json
+from .shards import FORMAT_VERSION, MANIFEST, SCHEMA, logical_id, manifest_json, source_json
 from .sources import read_sources
 
 
@@ -109,14 +111,7 @@ class MarkerCheck:
     def choose(self, key: tuple[str, int], message: dict[str, Any], before: list[dict[str, Any]], after: list[dict[str, Any]]) -> Marker | None:
         if key in self.chosen:
             return self.chosen[key]
-        differs = None
-        if (render := self.render) is not None:
-            plain = render([*before, message, *after])
-
-            def differs(marked: dict[str, Any]) -> bool:
-                return render([*before, marked, *after]) != plain
-
-        marker = choose_marker(message, differs)
+        marker = choose_marker(message, self._differs(message, before, after) if self.render is not None else None)
         self.chosen[key] = marker
         if marker is None:
             self.unmarked.append(key)
@@ -124,6 +119,13 @@ class MarkerCheck:
         else:
             self.positions["leading space" if marker.at == 0 else marker.field] += 1
         return marker
+
+    def _differs(self, message: dict[str, Any], before: list[dict[str, Any]], after: list[dict[str, Any]]) -> Callable[[dict[str, Any]], bool]:
+        """Does a marked copy of `message` render differently from it, in its next-turn context?"""
+        render = self.render
+        assert render is not None
+        plain = render([*before, message, *after])
+        return lambda marked: render([*before, marked, *after]) != plain
 
     def summary(self) -> dict[str, Any]:
         total = sum(self.positions.values())
@@ -240,14 +242,6 @@ def _tools_json(tools: tuple[dict[str, Any], ...] | None, cache: dict[int, str])
     return cache[key]
 
 
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 class _ShardWriter:
     """Writes instance row groups into numbered shard files inside the temporary folder."""
 
@@ -292,7 +286,7 @@ class _ShardWriter:
         for k, (path, rows) in enumerate(zip(self.files, self.rows)):
             final = self.folder / f"{self.name}-{k:05d}-of-{total:05d}.parquet"
             path.rename(final)
-            shards.append({"file": final.name, "rows": rows, "bytes": final.stat().st_size, "sha256": _sha256_file(final)})
+            shards.append({"file": final.name, "rows": rows, "bytes": final.stat().st_size, "sha256": sha256_file(final)})
         return shards
 
 
@@ -305,27 +299,29 @@ def build_shards(
     overwrite: bool = False,
     progress: Progress | None = None,
 ) -> BuildResult:
-    """Build shards for `sources` into `out`; nothing is left at `out` if anything fails."""
+    """Build shards for `sources` into `out`; nothing is left at `out` if anything fails.
+
+    `overwrite` replaces an existing `out` only if it is a shard folder (or empty) holding none
+    of the sources (`outdir.check_replaceable`)."""
     opts.check()
     out_path = Path(out)
-    if out_path.exists() and not overwrite:
-        raise TraceError(f"{out_path}: already exists; choose another --out or pass --overwrite")
     if not sources:
         raise TraceError("no source files given")
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.parent / f".{out_path.name}.building-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
+    if out_path.exists() or out_path.is_symlink():
+        if not overwrite:
+            raise TraceError(f"{out_path}: already exists; choose another --out or pass --overwrite")
+        check_replaceable(out_path, sources)
+    sweep_stale(out_path)
+    tmp = temp_sibling(out_path, "building")
+    try:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.mkdir()
+    except OSError as exc:  # a read-only file system, /proc, no permission
+        raise unwritable(out_path, exc) from None
     try:
         manifest = _build_into(tmp, sources, opts, counter, progress)
         (tmp / MANIFEST).write_text(manifest_json(manifest), encoding="utf-8")
-        if out_path.exists():
-            old = out_path.parent / f".{out_path.name}.old-{os.getpid()}"
-            out_path.rename(old)
-            tmp.rename(out_path)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            tmp.rename(out_path)
+        replace_dir(tmp, out_path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -351,7 +347,7 @@ def _build_into(
                 if not rows:
                     continue
                 for row in rows:
-                    content.update(row_bytes(row))
+                    content.update(content_line(row))
                 shard, group = writer.add(rows)
                 instances.append([rows[0]["instance_id"], traj.id, repeat, shard, group])
                 n_turns += len(rows)
@@ -372,7 +368,7 @@ def _build_into(
         "generated_by": f"trajbench {__version__}",
         "options": options,
         "tokenizer": {"name": counter.name, "fingerprint": counter.fingerprint} if counter else None,
-        "sources": [{"file": Path(s).name, "sha256": _sha256_file(Path(s))} for s in sources],
+        "sources": [{"file": Path(s).name, "sha256": sha256_file(Path(s))} for s in sources],
         "counts": {"trajectories": n_traj, "instances": len(instances), "client_turns": n_turns},
         "history_marker": markers.summary() if markers is not None else None,
         "content_hash": content.hexdigest(),

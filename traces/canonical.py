@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from typing import Any, Iterable
 
 
@@ -19,6 +20,25 @@ def canonical_json(value: Any) -> str:
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """A file's sha256, read in 1 MiB blocks (shard files and sources can be large)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def content_line(row: dict[str, Any]) -> bytes:
+    """One shard row's share of a dataset's content hash: its canonical JSON and a newline.
+
+    The content hash is the sha256 of these lines for every row in instance order; the build
+    computes it and `traces.verify` recomputes it with this same function, so the two cannot
+    drift apart.
+    """
+    return canonical_json(row).encode("utf-8") + b"\n"
 
 
 class MessagesHasher:

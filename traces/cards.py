@@ -20,6 +20,7 @@ from .analysis import StatsOptions, compute_stats
 from .analysis_plots import write_plots
 from .cards_body import render_body
 from .errors import TraceError
+from .outdir import unwritable
 from .shards import Shards
 
 SECTIONS = ("Summary", "Sources and collection", "Fields", "Transformations", "Statistics", "Limitations")
@@ -97,6 +98,10 @@ def write_card(
     out_path = Path(out)
     if out_path.suffix != ".md":
         raise TraceError(f"{out_path}: a data card is a Markdown file; name it NAME.md")
+    try:
+        (out_path.parent / "img").mkdir(parents=True, exist_ok=True)  # fail before the statistics, not after
+    except OSError as exc:
+        raise unwritable(out_path, exc) from None
     sh = Shards(shards_dir)
     front = _front_matter_from(sh.manifest)
     meta: dict[str, Any] = {

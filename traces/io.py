@@ -1,7 +1,13 @@
 """Reading and writing dataset files, plain or zstd-compressed, line by line.
 
-Readers stream: a file is never loaded whole, so memory follows the largest trajectory rather
-than the dataset.
+Readers stream with bounded memory: a line is read at most `MAX_LINE_BYTES` at a time (a longer
+one is skipped to its newline and reported, never held whole), a `.zst` file is decompressed in
+blocks, and a one-document file is read up to `MAX_DOCUMENT_BYTES`. So `/dev/zero`, a file
+without newlines or a small zstd bomb cost megabytes, not gigabytes.
+
+`.zst` files are decompressed with pyarrow's zstd stream, which (unlike `zstandard`'s stream
+reader) reports a stream that ends mid-frame, so a truncated download is an error rather than a
+silently shorter dataset. Writing still uses `zstandard`.
 """
 
 from __future__ import annotations
@@ -10,35 +16,115 @@ import io
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Callable, Iterator
 
+import pyarrow as pa
 import zstandard
 
-from .errors import TraceError
+from .errors import TraceError, TraceFormatError
 
 #: A single JSONL line above this is rejected: no real message is that large, and a runaway line
 #: (a binary blob, a missing newline) would otherwise be parsed into memory whole.
 MAX_LINE_BYTES = 16 * 1024 * 1024
+#: How far an over-long line is followed to find its end: past this the file is not text (a
+#: device such as /dev/zero, a binary file, a decompression bomb) and reading stops.
+MAX_SKIP_BYTES = 64 * MAX_LINE_BYTES
+#: A one-document file (`.json`) above this is rejected: such files are parsed whole.
+MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
+
+_BLOCK = 1 << 20
+
+Sink = Callable[[TraceFormatError], None]
 
 
-def _open_binary(path: Path) -> IO[bytes]:
+class _ArrowRaw(io.RawIOBase):
+    """A pyarrow input stream as a raw binary file, so `io.BufferedReader` can sit on top."""
+
+    def __init__(self, stream: pa.NativeFile, raw: IO[bytes]) -> None:
+        self._stream = stream
+        self._raw = raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self._stream.read(len(buffer))
+        n = len(data)
+        memoryview(buffer).cast("B")[:n] = data
+        return n
+
+    def close(self) -> None:
+        if not self.closed:
+            self._stream.close()
+            self._raw.close()
+        super().close()
+
+
+def _open_binary(path: Path) -> io.BufferedReader | IO[bytes]:
     try:
         raw = path.open("rb")
     except FileNotFoundError:
         raise TraceError(f"{path}: no such file; check the path") from None
     except IsADirectoryError:
         raise TraceError(f"{path}: is a folder; pass the dataset file itself") from None
+    except PermissionError:
+        raise TraceError(f"{path}: permission denied; make the file readable") from None
     if path.suffix == ".zst":
-        return zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)  # type: ignore[return-value]
+        stream = pa.CompressedInputStream(pa.PythonFile(raw, mode="r"), "zstd")
+        return io.BufferedReader(_ArrowRaw(stream, raw), buffer_size=_BLOCK)
     return raw
 
 
-def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
-    """Yield (1-based line number, raw line bytes without the newline); blank lines skipped."""
+def _stream_error(path: Path, exc: BaseException) -> TraceFormatError:
+    """The one-line error for a file that cannot be read to its end."""
+    text = str(exc)
+    if path.suffix == ".zst":
+        if "Truncated" in text:
+            rule = "the zstd stream is truncated (the file ends inside a frame); copy or compress it again"
+        else:
+            rule = f"not a zstd file, or a corrupt one ({text}); a .zst file must be zstd-compressed (check it with `zstd -t`)"
+    else:
+        rule = f"cannot be read ({text})"
+    return TraceFormatError(str(path), None, rule)
+
+
+def _report(error: TraceFormatError, sink: Sink | None) -> None:
+    if sink is None:
+        raise error
+    sink(error)
+
+
+def iter_lines(path: str | os.PathLike[str], sink: Sink | None = None) -> Iterator[tuple[int, bytes]]:
+    """Yield (1-based line number, raw line bytes without the newline); blank lines skipped.
+
+    A line over `MAX_LINE_BYTES` is not yielded: it is reported (file:line, its length) and
+    skipped to its newline, with at most one block in memory. A file that cannot be read on
+    (a corrupt or truncated `.zst`, no newline within `MAX_SKIP_BYTES`) is reported and reading
+    stops there. Reports go to `sink`, or are raised when there is none.
+    """
     p = Path(path)
     with _open_binary(p) as fh:
-        buffered = io.BufferedReader(fh, buffer_size=1 << 20) if p.suffix == ".zst" else fh  # type: ignore[arg-type]
-        for lineno, raw in enumerate(buffered, start=1):
+        lineno = 0
+        while True:
+            try:
+                raw = fh.readline(MAX_LINE_BYTES + 1)
+            except (OSError, pa.ArrowException) as exc:
+                _report(_stream_error(p, exc), sink)
+                return
+            if not raw:
+                return
+            lineno += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                try:
+                    size, ended = _skip_line(fh, len(raw))
+                except (OSError, pa.ArrowException) as exc:
+                    _report(_stream_error(p, exc), sink)
+                    return
+                if not ended and size > MAX_SKIP_BYTES:
+                    _report(TraceFormatError(str(p), lineno, f"no newline in the first {MAX_SKIP_BYTES:,} bytes of this line; stopped reading the file (is it a binary file or a device?)"), sink)
+                    return
+                _report(TraceFormatError(str(p), lineno, f"line is {size:,} bytes, over the {MAX_LINE_BYTES:,}-byte limit of one row; split the message or check for a missing newline"), sink)
+                continue
             if raw.endswith(b"\n"):
                 raw = raw[:-1]
             if raw.endswith(b"\r"):
@@ -47,11 +133,35 @@ def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
                 yield lineno, raw
 
 
+def _skip_line(fh: IO[bytes], seen: int) -> tuple[int, bool]:
+    """Read past the rest of an over-long line, one block at a time: (its length without the
+    newline, whether a newline ended it). Gives up past `MAX_SKIP_BYTES`."""
+    size = seen
+    while size <= MAX_SKIP_BYTES:
+        block = fh.readline(_BLOCK)
+        if not block:
+            return size, True
+        if block.endswith(b"\n"):
+            return size + len(block) - 1, True
+        size += len(block)
+    return size, False
+
+
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
-    """A whole (small, single-document) file: plain or .zst."""
+    """A whole single-document file (plain or .zst), at most `MAX_DOCUMENT_BYTES`; a bigger or
+    unreadable one raises `TraceFormatError`."""
     p = Path(path)
+    out = bytearray()
     with _open_binary(p) as fh:
-        return fh.read()
+        try:
+            while len(out) <= MAX_DOCUMENT_BYTES:
+                block = fh.read(_BLOCK)
+                if not block:
+                    return bytes(out)
+                out += block
+        except (OSError, pa.ArrowException) as exc:
+            raise _stream_error(p, exc) from None
+    raise TraceFormatError(str(p), None, f"the document is over {MAX_DOCUMENT_BYTES:,} bytes; write such data as JSON Lines (one record per line), which is read line by line")
 
 
 @contextmanager

@@ -25,11 +25,11 @@ import pyarrow.parquet as pq
 
 import orjson
 
-from .canonical import canonical_json
 from .errors import ShardError
 from .marker import Marker
 from .prompts import PromptBuilder
 from .salt import Salt, make_salt
+from .verify import REBUILD, check_manifest, shard_path
 
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 2
@@ -167,16 +167,16 @@ class Shards:
             )
         try:
             self.manifest: dict[str, Any] = json.loads(mpath.read_text("utf-8"))
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ShardError(f"{mpath}: not valid JSON ({exc}); rebuild the shards") from None
+        if not isinstance(self.manifest, dict):
+            raise ShardError(f"{mpath}: not a trajbench manifest (a JSON object); rebuild with `trajbench traces build`")
         if self.manifest.get("format_version") != FORMAT_VERSION:
             raise ShardError(
                 f"{mpath}: shard format version {self.manifest.get('format_version')!r}, this trajbench reads "
                 f"{FORMAT_VERSION}; rebuild with `trajbench traces build`"
             )
-        for shard in self.manifest["shards"]:
-            if not (self.path / shard["file"]).is_file():
-                raise ShardError(f"{self.path}: shard {shard['file']} listed in {MANIFEST} is missing")
+        check_manifest(self.path, self.manifest, mpath)
         self._files: dict[str, pq.ParquetFile] = {}
 
     @property
@@ -202,12 +202,28 @@ class Shards:
     def _file(self, shard: int) -> pq.ParquetFile:
         name = self.manifest["shards"][shard]["file"]
         if name not in self._files:
-            self._files[name] = pq.ParquetFile(self.path / name)
+            path = shard_path(self.path, name)
+            try:
+                self._files[name] = pq.ParquetFile(path)
+            except (pa.ArrowException, OSError) as exc:
+                raise ShardError(f"{path}: not a readable Parquet file ({exc}); {REBUILD}") from None
         return self._files[name]
+
+    def _row_group(self, shard: int, group: int) -> pa.Table:
+        """One instance's rows; anything but the Parquet this trajbench writes is a ShardError."""
+        f = self._file(shard)
+        where = self.path / self.manifest["shards"][shard]["file"]
+        try:
+            table = f.read_row_group(group)
+        except (pa.ArrowException, OSError, IndexError) as exc:
+            raise ShardError(f"{where}: row group {group} cannot be read ({exc}); {REBUILD}") from None
+        if table.column_names != list(COLUMNS):
+            raise ShardError(f"{where}: columns {', '.join(table.column_names)} are not this trajbench's shard columns; {REBUILD}")
+        return table
 
     def instance(self, k: int) -> Instance:
         instance_id, trajectory_id, repeat, shard, group = self.index[k]
-        table = self._file(shard).read_row_group(group)
+        table = self._row_group(shard, group)
         turns = tuple(TurnRow(**row) for row in table.to_pylist())
         if not turns or turns[0].instance_id != instance_id:
             raise ShardError(f"{self.path}: row group {group} of shard {shard} does not hold {instance_id}; the folder is corrupt, rebuild it")
@@ -255,8 +271,3 @@ def source_loads(text: str) -> Any:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
         return json.loads(text)
-
-
-def row_bytes(row: dict[str, Any]) -> bytes:
-    """What the content hash covers for one shard row (its canonical JSON and a newline)."""
-    return canonical_json(row).encode("utf-8") + b"\n"

@@ -13,18 +13,36 @@ from .errors import TraceFormatError, TraceValidationErrors
 from .formats import FORMATS
 from .model import Trajectory
 
+#: A pass stops after this many errors: a file of garbage lines (or a decompression bomb of them)
+#: would otherwise fill memory with error messages, and nobody reads past the first screens.
+MAX_ERRORS = 1000
+
+
+class _TooManyErrors(Exception):
+    """Raised through a reader to end the pass once MAX_ERRORS are collected."""
+
 
 def iter_sources(sources: Sequence[str], fmt: str, errors: list[TraceFormatError]) -> Iterator[Trajectory]:
-    """Every valid trajectory of every source; each violation is appended to `errors`."""
+    """Every valid trajectory of every source; each violation is appended to `errors` (at most
+    MAX_ERRORS, then the pass ends with a note saying so)."""
     reader = FORMATS[fmt].read
+
+    def sink(error: TraceFormatError) -> None:
+        errors.append(error)
+        if len(errors) >= MAX_ERRORS:
+            raise _TooManyErrors(error.path)
+
     seen: dict[str, str] = {}
-    for src in sources:
-        for traj in reader(str(src), errors.append):
-            if traj.id in seen:
-                errors.append(TraceFormatError(str(src), traj.rows[0].line, f"conversation id {traj.id!r} already appears in {seen[traj.id]}; ids must be unique", conversation=traj.id))
-                continue
-            seen[traj.id] = str(src)
-            yield traj
+    try:
+        for src in sources:
+            for traj in reader(str(src), sink):
+                if traj.id in seen:
+                    sink(TraceFormatError(str(src), traj.rows[0].line, f"conversation id {traj.id!r} already appears in {seen[traj.id]}; ids must be unique", conversation=traj.id))
+                    continue
+                seen[traj.id] = str(src)
+                yield traj
+    except _TooManyErrors as stop:
+        errors.append(TraceFormatError(str(stop), None, f"stopped reading after {MAX_ERRORS:,} errors; fix these first, then validate again"))
 
 
 def read_sources(sources: Sequence[str], fmt: str) -> Iterator[Trajectory]:

@@ -34,6 +34,10 @@ KNOWN_FIELDS = frozenset(
     }
 )
 
+#: The longest recorded wait a row may carry (24 h). Replay waits it out, so an absurd value (a
+#: timestamp in milliseconds, 1e300) would stall a run instead of failing the build.
+MAX_DELAY_SECONDS = 86_400.0
+
 #: What may follow each role (SPEC §2); `None` is the start of a conversation.
 NEXT_ROLES: dict[str | None, tuple[str, ...]] = {
     None: ("user",),
@@ -168,6 +172,9 @@ def _check_row(chk: _Checker, fr: FlatRow) -> Row | None:
     if delay is not None:
         if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not math.isfinite(delay) or delay < 0:
             chk.error(fr, turn, f"delay_seconds must be a number >= 0, got {delay!r}")
+            delay = None
+        elif delay > MAX_DELAY_SECONDS:
+            chk.error(fr, turn, f"delay_seconds must be at most {MAX_DELAY_SECONDS:,.0f} (24 h), got {delay!r}; fix the recorded wait (a timestamp difference in milliseconds?)")
             delay = None
         else:
             delay = float(delay)  # kept on any row as recorded; only client rows' delays are waited

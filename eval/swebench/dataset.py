@@ -10,12 +10,22 @@ grades from (`repo`, `version`, `image`, `eval_script`, `log_parser`, `eval_type
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
+
+from traces import TraceError
+from traces.io import iter_lines
 
 from .errors import SwebenchError
 
 AGENT_FIELDS = ("instance_id", "problem_statement")
+#: SWE-bench instance ids (`django__django-11099`, `scikit-learn__scikit-learn-10297`). An id names
+#: the instance's folder in the run and its task repository under --repos, so anything else (a
+#: path, `..`) is refused before a path is formed from it.
+INSTANCE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*__[A-Za-z0-9][A-Za-z0-9_.-]*-[0-9]+")
+#: GitHub `owner/name`, which names the task repository folder `owner__name` under --repos.
+REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*")
 GRADING_FIELDS = ("repo", "version", "image", "eval_script", "log_parser", "eval_type", "FAIL_TO_PASS", "PASS_TO_PASS")
 
 _WHAT_TO_PASS = (
@@ -45,6 +55,13 @@ def load_instances(path: str | Path, n: int) -> list[dict[str, Any]]:
                 f"{', '.join(AGENT_FIELDS)} and the swebench harness grades from {', '.join(GRADING_FIELDS)}: "
                 "use a SWE-bench Verified copy that carries the harness columns"
             )
+        if not isinstance(row["instance_id"], str) or not INSTANCE_ID.fullmatch(row["instance_id"]):
+            raise SwebenchError(
+                f"{p}: row {index + 1}: instance_id {row['instance_id']!r} is not a SWE-bench instance id "
+                "(owner__repo-NUMBER, e.g. django__django-11099); it names folders of the run, so fix the dataset"
+            )
+        if not isinstance(row["repo"], str) or not REPO.fullmatch(row["repo"]):
+            raise SwebenchError(f"{p}: row {index + 1}: instance {iid}: repo {row['repo']!r} is not a GitHub owner/name (e.g. django/django); fix the dataset")
         if iid in seen:
             raise SwebenchError(f"{p}: instance {iid} appears twice (row {index + 1}); instance ids must be unique")
         seen.add(iid)
@@ -83,15 +100,15 @@ def _read_parquet(p: Path) -> list[dict[str, Any]]:
 
 def _read_jsonl(p: Path) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    with p.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
+    try:
+        for lineno, raw in iter_lines(p):  # bounded lines: /dev/zero or a line without end is an error, not a hang
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise SwebenchError(f"{p}:{lineno}: not valid JSON ({exc.msg})") from None
+                row = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise SwebenchError(f"{p}:{lineno}: not valid JSON ({getattr(exc, 'msg', exc)})") from None
             if not isinstance(row, dict):
                 raise SwebenchError(f"{p}:{lineno}: each line must be one instance object")
             rows.append(row)
+    except TraceError as exc:
+        raise SwebenchError(str(exc)) from None
     return rows

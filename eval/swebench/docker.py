@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import SwebenchError
+from .summary import instance_dir
 
 LOGS = Path("logs") / "run_evaluation"
 NO_ENGINE = (
@@ -94,7 +95,7 @@ def grade(out: Path, instances: list[dict[str, Any]], patches: dict[str, str], *
         while True:
             finished = proc.poll() is not None
             for iid in ids:
-                report_file = base / iid / "report.json"
+                report_file = instance_dir(base, iid) / "report.json"
                 if iid not in settled and report_file.is_file():
                     settled.add(iid)
                     on_graded(iid, json.loads(report_file.read_text("utf-8"))[iid])
@@ -106,7 +107,7 @@ def grade(out: Path, instances: list[dict[str, Any]], patches: dict[str, str], *
             continue
         # no report: the harness gives none when the patch does not apply or the tests time out
         # (model outcomes, unresolved); any other missing report is an infrastructure failure
-        log_text = _read(base / iid / "run_instance.log")
+        log_text = _read(instance_dir(base, iid) / "run_instance.log")
         if "Patch Apply Failed" in log_text:
             settled.add(iid)
             on_graded(iid, {"resolved": False, "patch_successfully_applied": False, "note": "patch did not apply"})

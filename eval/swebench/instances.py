@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import SwebenchError
 from .progress import Reporter
-from .summary import AGENT_LOG, GRADE_FILE, PATCH_FILE, TRAJECTORY_FILE, write_json, write_text
+from .summary import AGENT_LOG, GRADE_FILE, PATCH_FILE, TRAJECTORY_FILE, instance_dir, write_json, write_text
 
 if TYPE_CHECKING:
     from .run import SwebenchOptions
@@ -79,7 +79,7 @@ class InstanceRunner:
         for h in list(log.handlers):
             log.removeHandler(h)
             h.close()
-        handler = logging.FileHandler(self.out / instance_id / AGENT_LOG, encoding="utf-8")
+        handler = logging.FileHandler(instance_dir(self.out, instance_id) / AGENT_LOG, encoding="utf-8")
         handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
         log.addHandler(handler)
         return log
@@ -90,7 +90,7 @@ class InstanceRunner:
         from . import agent as agent_mod
 
         iid = instance["instance_id"]
-        d = self.out / iid
+        d = instance_dir(self.out, iid)
         d.mkdir(parents=True, exist_ok=True)
         log = self._logger(iid)
         log.info("instance %s: agent starts (runtime %s, model %s)", iid, self.opts.runtime, self.served)
@@ -138,7 +138,7 @@ class InstanceRunner:
         from . import local
 
         iid = instance["instance_id"]
-        d = self.out / iid
+        d = instance_dir(self.out, iid)
         patch = (d / PATCH_FILE).read_text("utf-8")
         if not patch.strip():
             report: dict[str, Any] = {"patch_exists": False, "resolved": False, "note": "empty patch (not evaluated, as in the harness)"}
@@ -156,7 +156,7 @@ class InstanceRunner:
 
         patches: dict[str, str] = {}
         for inst in todo:
-            p = self.out / inst["instance_id"] / PATCH_FILE
+            p = instance_dir(self.out, inst["instance_id"]) / PATCH_FILE
             if p.is_file():
                 patches[inst["instance_id"]] = p.read_text("utf-8")
         for iid, patch in patches.items():
@@ -174,7 +174,7 @@ class InstanceRunner:
 
     def _write_grade(self, iid: str, report: dict[str, Any], **extra: Any) -> None:
         status = "resolved" if report.get("resolved") is True else "unresolved"
-        write_json(self.out / iid / GRADE_FILE, {"instance_id": iid, "status": status, "runtime": self.opts.runtime, "report": report, **extra})
+        write_json(instance_dir(self.out, iid) / GRADE_FILE, {"instance_id": iid, "status": status, "runtime": self.opts.runtime, "report": report, **extra})
         self.reporter.graded(iid, status)
 
 

@@ -32,6 +32,7 @@ from swebench.harness.run_evaluation import GIT_APPLY_CMDS
 from swebench.harness.utils import make_test_spec
 
 from .errors import SwebenchError
+from .summary import instance_dir
 
 CONTAINER_WORKDIR = "/testbed"
 NOT_ISOLATED = (
@@ -43,7 +44,7 @@ NOT_ISOLATED = (
 
 def find_repo(repos: Path, instance: dict[str, Any]) -> Path:
     """The local task repository of `instance` under `repos`."""
-    candidates = [repos / instance["instance_id"], repos / str(instance.get("repo", "")).replace("/", "__")]
+    candidates = [instance_dir(repos, instance["instance_id"]), instance_dir(repos, str(instance.get("repo", "")).replace("/", "__"))]
     for c in candidates:
         if (c / ".git").exists():
             return c

@@ -25,13 +25,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 import traces
+from traces.outdir import make_dir
 
 from . import deps
 from .dataset import load_instances
 from .errors import SwebenchError
 from .instances import InstanceRunner
 from .progress import Reporter
-from .summary import GRADE_FILE, PATCH_FILE, build_summary, write_json, write_results
+from .summary import GRADE_FILE, PATCH_FILE, build_summary, instance_dir, write_json, write_results
 from .templates import TEMPLATES
 
 Echo = Callable[[str], None]
@@ -86,7 +87,7 @@ def run_swebench(opts: SwebenchOptions, *, echo: Echo = print, reporter: Reporte
 
     served = opts.model or profile.served_model_name
     config = agent_mod.agent_config(endpoint=opts.endpoint, served_model=served, request_params=profile.request_params(), template=profile.swebench_template, step_limit=opts.step_limit)
-    out.mkdir(parents=True, exist_ok=True)
+    make_dir(out, error=SwebenchError)
     ids = [i["instance_id"] for i in instances]
     versions = deps.versions()
     provenance = {
@@ -97,8 +98,8 @@ def run_swebench(opts: SwebenchOptions, *, echo: Echo = print, reporter: Reporte
     write_json(out / CONFIG_FILE, {**{k: v for k, v in asdict(opts).items()}, "agent_config": config, "versions": versions})
 
     runner = InstanceRunner(opts, out, config, served, reporter, echo)
-    todo_agent = [i for i in instances if not (out / i["instance_id"] / PATCH_FILE).is_file()]
-    todo_grade = [i for i in instances if (out / i["instance_id"] / PATCH_FILE).is_file() and not (out / i["instance_id"] / GRADE_FILE).is_file()]
+    todo_agent = [i for i in instances if not (instance_dir(out, i["instance_id"]) / PATCH_FILE).is_file()]
+    todo_grade = [i for i in instances if (instance_dir(out, i["instance_id"]) / PATCH_FILE).is_file() and not (instance_dir(out, i["instance_id"]) / GRADE_FILE).is_file()]
     skipped = len(instances) - len(todo_agent) - len(todo_grade)
     if skipped:
         echo(f"resume: {skipped} instance(s) already graded, {len(todo_grade)} to grade, {len(todo_agent)} to run")

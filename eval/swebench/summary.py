@@ -46,9 +46,20 @@ def write_text(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def instance_dir(folder: Path, name: str) -> Path:
+    """`folder/name` for an instance (its run folder, its task repository), refused when it would
+    lead anywhere else: a path, `..`, or a link out of `folder`. Ids are checked when the
+    dataset is loaded; this keeps every path inside its folder whatever reaches it."""
+    path = folder / name
+    plain = bool(name) and name not in (".", "..") and "/" not in name and "\\" not in name and "\0" not in name
+    if not plain or (path.is_symlink() and path.resolve().parent != folder.resolve()):
+        raise SwebenchError(f"instance {name!r}: would be read or written outside {folder}; instance ids must be plain names like django__django-11099")
+    return path
+
+
 def instance_status(out: Path, instance_id: str) -> str:
     """resolved / unresolved from the instance's grade.json; incomplete when it has none."""
-    grade = out / instance_id / GRADE_FILE
+    grade = instance_dir(out, instance_id) / GRADE_FILE
     if not grade.is_file():
         return "incomplete"
     status = json.loads(grade.read_text("utf-8")).get("status")

@@ -84,7 +84,8 @@ def run_config(shards: traces.Shards, profile: str = "kimi-k3", repeats: int = 1
 
     num = over.pop("num_trajectories", len({tid for _, tid, _, _, _ in shards.index}) * repeats)
     cfg = run_config_dict(RunConfig(shards=str(shards.path), profile=profile, concurrency=4), shards,
-                          traces.get_profile(profile), "http://127.0.0.1:1", "real", num)
+                          traces.get_profile(profile), "http://127.0.0.1:1", "real", num,
+                          verification=traces.verify_shards(shards))
     if "content_hash" in over:
         cfg["dataset"]["content_hash"] = over.pop("content_hash")
     if "stop_issuing_on_first_user_complete" in over:

@@ -23,6 +23,7 @@ CASES = [
     ("tool_without_call.jsonl", 3, "a tool row must follow an assistant row with tool_calls"),
     ("empty_user_content.jsonl", 1, "a user row needs a non-empty string content"),
     ("negative_delay.jsonl", 3, "delay_seconds must be a number >= 0"),
+    ("huge_delay.jsonl", 3, "delay_seconds must be at most 86,400 (24 h), got 1e+300"),
     ("empty.jsonl", None, "holds no data rows"),
 ]
 

@@ -12,16 +12,13 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 from ..errors import TraceFormatError
-from ..io import MAX_LINE_BYTES, iter_lines, open_text_writer
+from ..io import iter_lines, open_text_writer
 from ..model import Row, Trajectory
 from ..validate import ErrorSink, FlatRow, build_trajectory, is_printable_ascii
 from ..canonical import canonical_json
 
 
 def _parse_line(path: str, lineno: int, raw: bytes, sink: ErrorSink) -> dict[str, Any] | None:
-    if len(raw) > MAX_LINE_BYTES:
-        sink(TraceFormatError(path, lineno, f"line is {len(raw):,} bytes, over the {MAX_LINE_BYTES:,}-byte limit of one row; split the message or check for a missing newline"))
-        return None
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -44,11 +41,17 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
     rows: list[FlatRow] = []
     seen: dict[str, int] = {}
     any_row = False
+    reported = 0
+
+    def report(error: TraceFormatError) -> None:
+        nonlocal reported
+        reported += 1
+        sink(error)
 
     def flush() -> Trajectory | None:
         return build_trajectory(path, current, rows, sink) if current is not None and rows else None
 
-    for lineno, raw in iter_lines(path):
+    for lineno, raw in iter_lines(path, report):
         obj = _parse_line(path, lineno, raw, sink)
         if obj is None:
             continue
@@ -73,7 +76,7 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
     traj = flush()
     if traj is not None:
         yield traj
-    if not any_row:
+    if not any_row and not reported:  # an unreadable file or over-long lines say more than this
         sink(TraceFormatError(path, None, "the file holds no data rows; expected one JSON object per line"))
 
 

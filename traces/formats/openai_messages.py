@@ -31,7 +31,7 @@ from typing import Any, Iterator
 import orjson
 
 from ..errors import TraceFormatError
-from ..io import MAX_LINE_BYTES, iter_lines, read_bytes
+from ..io import iter_lines, read_bytes
 from ..model import Trajectory
 from ..validate import ErrorSink, FlatRow, build_trajectory
 
@@ -57,7 +57,11 @@ def is_json_document(path: str) -> bool:
 def iter_records(path: str, sink: ErrorSink) -> Iterator[Record]:
     """(line or None, JSON path prefix, object) of every record of a `.json` or JSONL file."""
     if is_json_document(path):
-        raw = read_bytes(path)
+        try:
+            raw = read_bytes(path)
+        except TraceFormatError as exc:
+            sink(exc)
+            return
         try:
             doc = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
@@ -74,10 +78,7 @@ def iter_records(path: str, sink: ErrorSink) -> Iterator[Record]:
         else:
             sink(TraceFormatError(path, None, f"the document must be a JSON object or an array of objects, got {type(doc).__name__}"))
         return
-    for lineno, raw in iter_lines(path):
-        if len(raw) > MAX_LINE_BYTES:
-            sink(TraceFormatError(path, lineno, f"line is {len(raw):,} bytes, over the {MAX_LINE_BYTES:,}-byte limit; check for a missing newline"))
-            continue
+    for lineno, raw in iter_lines(path, sink):
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:

@@ -65,3 +65,10 @@ def test_duplicate_ids_rejected(tmp_path: Path) -> None:
     rows = _rows(1) * 2
     with pytest.raises(SwebenchError, match=r"toy__calc-1 appears twice \(row 2\)"):
         load_instances(write_jsonl(tmp_path / "v.jsonl", rows), 2)
+
+
+def test_a_dataset_line_without_end_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    endless = tmp_path / "verified.jsonl"
+    endless.symlink_to("/dev/zero")
+    with pytest.raises(SwebenchError, match=r"verified.jsonl:1: no newline in the first 1,073,741,824 bytes"):
+        load_instances(endless, 1)

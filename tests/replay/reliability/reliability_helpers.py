@@ -48,9 +48,12 @@ def cli_process(args: list[str], **kw: Any) -> subprocess.Popen[str]:
     return subprocess.Popen(cli_command(args), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the forking parent (here pytest, whose
+# own size then decides the figure); VmHWM belongs to the new program's memory map.
 _MEASURED = (
-    "import atexit, resource, sys, cli\n"
-    "atexit.register(lambda: print(f'PEAK_RSS_KB {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}', file=sys.stderr))\n"
+    "import atexit, re, sys, cli\n"
+    "hwm = lambda: re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"
+    "atexit.register(lambda: print(f'PEAK_RSS_KB {hwm()}', file=sys.stderr))\n"
     "sys.argv[0] = 'trajbench'\n"
     "cli.main(sys.argv[1:])\n"
 )

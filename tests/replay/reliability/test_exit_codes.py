@@ -87,6 +87,6 @@ def test_ctrl_c_stops_a_sweep_at_its_point_with_exit_130(make_shards: Callable[.
                 proc.communicate()
         sent = len(srv.books.requests)
     assert proc.returncode == 130, err
-    assert "Error: C=1 was interrupted; the sweep stopped (rerun the same command to resume from this point)" in err
+    assert f"Interrupted: sweep {folder} stopped by a signal: C=1 was interrupted and will be rerun" in err
     assert [p["status"] for p in json.loads((folder / "sweep.json").read_text())["points"]] == ["interrupted", "pending"]
     assert sent == 1 and not (folder / "c0002").exists()  # C=2 never started

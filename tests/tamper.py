@@ -1,0 +1,69 @@
+"""Tampering with a built shard folder the ways an attacker (or a bad copy) would, for the
+tests that prove none of it goes unnoticed."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Callable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from traces.canonical import sha256_file
+
+
+def manifest(folder: Path) -> dict:
+    return json.loads((folder / "manifest.json").read_text())
+
+
+def edit_manifest(folder: Path, edit: Callable[[dict], object]) -> None:
+    m = manifest(folder)
+    edit(m)
+    (folder / "manifest.json").write_text(json.dumps(m))
+
+
+def part(folder: Path, k: int = 0) -> Path:
+    """The k-th shard file the manifest lists."""
+    return folder / manifest(folder)["shards"][k]["file"]
+
+
+def flip_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 1
+    path.write_bytes(bytes(data))
+
+
+def truncate(path: Path, size: int) -> None:
+    os.truncate(path, size)
+
+
+def inject(folder: Path, text: str) -> None:
+    """Rewrite the first shard file with the same schema and row groups, `text` appended to
+    every system prompt."""
+    path = part(folder)
+    src = pq.ParquetFile(path)
+    schema = src.schema_arrow
+    groups = [src.read_row_group(g).to_pylist() for g in range(src.num_row_groups)]
+    src.close()
+    with pq.ParquetWriter(path, schema, compression="zstd") as w:
+        for rows in groups:
+            for row in rows:
+                if row["system"]:
+                    row["system"] += text
+            w.write_table(pa.Table.from_pylist(rows, schema=schema), row_group_size=len(rows) + 1)
+
+
+def reseal(folder: Path, *, content_hash: str | None = None) -> None:
+    """Make the manifest's sizes and sha256s match the files again; `content_hash` replaces the
+    manifest's content hash too (a thorough attacker)."""
+
+    def fix(m: dict) -> None:
+        for entry in m["shards"]:
+            entry["bytes"] = (folder / entry["file"]).stat().st_size
+            entry["sha256"] = sha256_file(folder / entry["file"])
+        if content_hash is not None:
+            m["content_hash"] = content_hash
+
+    edit_manifest(folder, fix)
