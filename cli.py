@@ -86,13 +86,13 @@ def traces_build(sources: tuple[str, ...], fmt: str, out: str, name: str | None,
         task = bar.add_task("build", total=None)
         result = traces.build_shards(sources, out, opts, counter=counter, overwrite=overwrite, progress=lambda n: bar.advance(task, n))
     m = result.manifest
-    c = m["counts"]
-    click.echo(f"built {out}: {c['trajectories']} trajectories, {c['instances']} instances, {c['client_turns']} client turns in {len(m['shards'])} shard(s)")
-    if (hm := m.get("history_marker")) is not None:
-        where = ", ".join(f"{k} {v}" for k, v in hm["positions"].items()) or "none"
-        how = f"checked against the {hm['checked_with_template']} chat template" if hm["checked_with_template"] else "no template given (--tokenizer checks it)"
-        click.echo(f"history marker: {hm['assistant_messages']} replayed assistant messages; positions: {where}; {how}")
-    click.echo(f"content hash {m['content_hash']}")
+    c = m.counts
+    click.echo(f"built {out}: {c.trajectories} trajectories, {c.instances} instances, {c.client_turns} client turns in {len(m.shards)} shard(s)")
+    if (hm := m.history_marker) is not None:
+        where = ", ".join(f"{k} {v}" for k, v in hm.positions.items()) or "none"
+        how = f"checked against the {hm.checked_with_template} chat template" if hm.checked_with_template else "no template given (--tokenizer checks it)"
+        click.echo(f"history marker: {hm.assistant_messages} replayed assistant messages; positions: {where}; {how}")
+    click.echo(f"content hash {m.content_hash}")
 
 
 def _load_counter(spec: str | None):  # type: ignore[no-untyped-def]
@@ -183,12 +183,12 @@ def traces_stats(shards_dir: str, tokenizer: str | None, out: str | None, block_
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from traces.analysis import StatsOptions, analyse
-    from traces.analysis_table import stats_tables
+    from traces.analysis import stats_tables
 
     opts = StatsOptions(block_size=block_size, concurrency=concurrency, cache_sizes=_sizes(cache_sizes))
     counter = _load_counter(tokenizer)
     with Progress(TextColumn("analysing"), BarColumn(), MofNCompleteColumn(), TextColumn("turns"), TimeElapsedColumn(), transient=True, disable=not sys.stderr.isatty()) as bar:
-        task = bar.add_task("stats", total=traces.Shards(shards_dir).manifest["counts"]["client_turns"])
+        task = bar.add_task("stats", total=traces.Shards(shards_dir).manifest.counts.client_turns)
         result = analyse(shards_dir, out, tokenizer=counter, options=opts, progress=lambda n: bar.advance(task, n))
     console = Console()
     for table in stats_tables(result.stats):

@@ -85,7 +85,7 @@ def _check_run(run: Run, name: str, expected_hash: str | None, verified: dict[Pa
     out.append(_check_target(cfg, point))
     if run.profile_name != name:
         add("profile", False, f"run.json profile is {run.profile_name!r}, the submission's is {name!r}")
-    salt = cfg.get("salt", run.shards.options.get("salt"))
+    salt = cfg.get("salt", run.shards.options.salt)
     add("salt", salt == "mlperf", f"salt mode {salt!r}" + ("" if salt == "mlperf" else "; official runs need mlperf (rebuild shards with --salt mlperf)"))
     delays = cfg.get("inject_delays")
     add("delays", delays is True, "recorded delays injected" if delays is True else f"inject_delays is {delays!r}; official runs inject delays (drop --no-delays)")
@@ -125,7 +125,7 @@ def _check_target(cfg: dict[str, Any], point: str) -> Check:
 
 
 def _check_trajectories(run: Run, point: str) -> Check:
-    size = int(run.shards.manifest["counts"]["trajectories"])
+    size = run.shards.manifest.counts.trajectories
     n = run.config.get("num_trajectories")
     n = size if n is None else int(n)
     if n <= 0 or n % size:

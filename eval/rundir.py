@@ -154,7 +154,8 @@ def ground_truth(shards: traces.Shards, rules: Rules | None = None) -> GroundTru
     seen: set[str] = set()
     truths: dict[tuple[str, int], Truth] = {}
     turns: dict[str, tuple[int, ...]] = {}
-    for k, (_, tid, _, _, _) in enumerate(shards.index):
+    for k, entry in enumerate(shards.index):
+        tid = entry.trajectory_id
         if tid in seen:
             continue
         seen.add(tid)

@@ -217,12 +217,12 @@ def planned_turns(shards: Shards, num_instances: int) -> int:
     """Client turns the FIFO will offer, from the Parquet footers (row group = one instance)."""
     files: dict[int, pq.FileMetaData] = {}
     per_instance: list[int] = []
-    for _, _, _, shard, group in shards.index:
-        path = shards.path / shards.manifest["shards"][shard]["file"]
+    for e in shards.index:
+        path = shards.path / shards.manifest.shards[e.shard].file
         try:
-            if shard not in files:
-                files[shard] = pq.read_metadata(path)
-            per_instance.append(files[shard].row_group(group).num_rows)
+            if e.shard not in files:
+                files[e.shard] = pq.read_metadata(path)
+            per_instance.append(files[e.shard].row_group(e.group).num_rows)
         except (pa.ArrowException, OSError, IndexError) as exc:
             raise traces.ShardError(f"{path}: not a readable shard file ({exc}); rebuild the folder with `trajbench traces build`") from None
     m = len(per_instance)
@@ -260,10 +260,10 @@ def run_config_dict(
         "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "started_monotonic_ns": time.monotonic_ns(),
         "shards": str(shards.path.resolve()),
-        "dataset": {"name": shards.manifest.get("name"), "content_hash": shards.content_hash, **shards.manifest["counts"]},
+        "dataset": {"name": shards.manifest.name, "content_hash": shards.content_hash, **traces.to_json(shards.manifest.counts)},
         "shard_verification": verification.as_dict() if verification is not None else {"verified": False},
-        "salt": opts.get("salt"),
-        "salt_seed": opts.get("seed"),
+        "salt": opts.salt,
+        "salt_seed": opts.seed,
         "history_marker": shards.history_marker,
         "profile": profile.name,
         # what was sent: an overridden output cap shows here, so the compliance check flags it

@@ -92,7 +92,7 @@ def resolve(ordinal: int, num_shard_instances: int) -> InstanceRef:
 
 
 def max_stored_repeat(shards: Shards) -> int:
-    return max(entry[2] for entry in shards.index)
+    return max(entry.repeat for entry in shards.index)
 
 
 def instance_prompts(shards: Shards, instance: Instance, cycle: int) -> tuple[int, str, traces.Salt | None]:

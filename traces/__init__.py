@@ -1,58 +1,105 @@
-"""traces: agent traces → validated trajectories → salted, deterministic per-turn prompt shards."""
+"""traces: agent traces → validated trajectories → salted, deterministic per-turn prompt shards.
+
+The front door of the package: every other package imports what it needs of traces from here
+(or from the front doors of its rooms: `traces.tokenizers`, `traces.analysis`, `traces.synth`).
+The data cards pull in matplotlib, so they load on first use.
+"""
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from typing import TYPE_CHECKING, Any
 
-from .build import BuildOptions, BuildResult, build_shards  # noqa: E402
-from .canonical import MessagesHasher, canonical_json, messages_sha256, sha256_text  # noqa: E402
-from .errors import ShardError, TraceError, TraceFormatError, TraceValidationErrors  # noqa: E402
-from .formats import FORMATS  # noqa: E402
-from .model import Row, Trajectory, domain_of  # noqa: E402
-from .profiles import Profile, get_profile, profiles  # noqa: E402
-from .prompts import PromptBuilder, wire_messages  # noqa: E402
-from .request import request_body  # noqa: E402
-from .salt import SALT_MODES, Salt, make_salt  # noqa: E402
-from .shards import Instance, Shards, TurnPrompt, TurnRow, iter_prompts, logical_id, salt_for  # noqa: E402
-from .sources import read_sources, validate_sources  # noqa: E402
-from .verify import Verification, verify_shards  # noqa: E402
+from .build import BuildOptions, BuildResult, build_shards
+from .canonical import MessagesHasher, canonical_json, content_line, messages_sha256, sha256_file, sha256_text
+from .contract import ContractError, JsonFile, from_json, to_json
+from .errors import ShardError, TraceError, TraceFormatError, TraceValidationErrors
+from .export import export_jsonl
+from .formats import FORMATS, Format
+from .io import iter_lines
+from .layout import MANIFEST, STATS_FILE
+from .manifest import FORMAT_VERSION, InstanceEntry, Manifest
+from .model import Row, Trajectory, content_text, domain_of
+from .outdir import check_writable, make_dir
+from .profiles import Profile, get_profile, profiles
+from .prompts import PromptBuilder, wire_messages
+from .request import request_body
+from .salt import SALT_MODES, Salt, make_salt
+from .shards import Instance, Shards, TurnPrompt, TurnRow, iter_prompts, logical_id, salt_for
+from .show import turn_body
+from .sources import read_sources, validate_sources
+from .verify import Verification, verify_shards
+from .version import __version__
 
-__all__ = sorted(
-    [
-        "BuildOptions",
-        "BuildResult",
-        "FORMATS",
-        "Instance",
-        "MessagesHasher",
-        "Profile",
-        "PromptBuilder",
-        "Row",
-        "SALT_MODES",
-        "Salt",
-        "ShardError",
-        "Shards",
-        "TraceError",
-        "TraceFormatError",
-        "TraceValidationErrors",
-        "Trajectory",
-        "TurnPrompt",
-        "TurnRow",
-        "Verification",
-        "__version__",
-        "build_shards",
-        "canonical_json",
-        "domain_of",
-        "get_profile",
-        "iter_prompts",
-        "logical_id",
-        "make_salt",
-        "messages_sha256",
-        "profiles",
-        "read_sources",
-        "request_body",
-        "salt_for",
-        "sha256_text",
-        "validate_sources",
-        "verify_shards",
-    ]
-)
+if TYPE_CHECKING:
+    from .cards import check_card, parse_card, write_card
+
+_LAZY = {"check_card": ".cards", "parse_card": ".cards", "write_card": ".cards"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "FORMATS",
+    "FORMAT_VERSION",
+    "MANIFEST",
+    "SALT_MODES",
+    "STATS_FILE",
+    "BuildOptions",
+    "BuildResult",
+    "ContractError",
+    "Format",
+    "Instance",
+    "InstanceEntry",
+    "JsonFile",
+    "Manifest",
+    "MessagesHasher",
+    "Profile",
+    "PromptBuilder",
+    "Row",
+    "Salt",
+    "ShardError",
+    "Shards",
+    "TraceError",
+    "TraceFormatError",
+    "TraceValidationErrors",
+    "Trajectory",
+    "TurnPrompt",
+    "TurnRow",
+    "Verification",
+    "__version__",
+    "build_shards",
+    "canonical_json",
+    "check_card",
+    "check_writable",
+    "content_line",
+    "content_text",
+    "domain_of",
+    "export_jsonl",
+    "from_json",
+    "get_profile",
+    "iter_lines",
+    "iter_prompts",
+    "logical_id",
+    "make_dir",
+    "make_salt",
+    "messages_sha256",
+    "parse_card",
+    "profiles",
+    "read_sources",
+    "request_body",
+    "salt_for",
+    "sha256_file",
+    "sha256_text",
+    "to_json",
+    "turn_body",
+    "validate_sources",
+    "verify_shards",
+    "wire_messages",
+    "write_card",
+]

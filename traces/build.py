@@ -12,14 +12,14 @@ import hashlib
 import os
 import shutil
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import __version__
+from .version import __version__
 from .canonical import content_line, sha256_file
 from .errors import TraceError
 from .formats import FORMATS
@@ -30,7 +30,9 @@ from .model import Trajectory
 from .outdir import check_replaceable, replace_dir, sweep_stale, temp_sibling, unwritable
 from .prompts import PromptBuilder, wire_messages
 from .salt import SALT_MODES, make_salt
-from .shards import FORMAT_VERSION, MANIFEST, SCHEMA, logical_id, manifest_json, source_json
+from .layout import shard_file
+from .manifest import FORMAT_VERSION, BuildRecord, Counts, InstanceEntry, Manifest, MarkerTally, ShardFile, SourceFile, TokenizerInfo
+from .shards import SCHEMA, logical_id, source_json
 from .sources import read_sources
 
 
@@ -83,7 +85,7 @@ class BuildOptions:
 @dataclass(frozen=True)
 class BuildResult:
     out: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
 
 
 Progress = Callable[[int], None]
@@ -127,14 +129,13 @@ class MarkerCheck:
         plain = render([*before, message, *after])
         return lambda marked: render([*before, marked, *after]) != plain
 
-    def summary(self) -> dict[str, Any]:
-        total = sum(self.positions.values())
-        return {
-            "assistant_messages": total,
-            "checked_with_template": self.template,
-            "positions": dict(sorted(self.positions.items())),
-            "unmarked": [{"conversation_id": c, "turn": t} for c, t in self.unmarked[:20]],
-        }
+    def summary(self) -> MarkerTally:
+        return MarkerTally(
+            assistant_messages=sum(self.positions.values()),
+            checked_with_template=self.template,
+            positions=dict(sorted(self.positions.items())),
+            unmarked=[{"conversation_id": c, "turn": t} for c, t in self.unmarked[:20]],
+        )
 
     def verify(self) -> None:
         """Refuse a build whose template erases the marker too often."""
@@ -278,15 +279,15 @@ class _ShardWriter:
             self._writer.close()
             self._writer = None
 
-    def finish(self) -> list[dict[str, Any]]:
-        """Rename parts to `<name>-0000k-of-0000N.parquet`; return the manifest's shard list."""
+    def finish(self) -> list[ShardFile]:
+        """Rename parts to their final names (`layout.shard_file`); return the manifest's shard list."""
         self.close()
         total = len(self.files)
         shards = []
         for k, (path, rows) in enumerate(zip(self.files, self.rows)):
-            final = self.folder / f"{self.name}-{k:05d}-of-{total:05d}.parquet"
+            final = self.folder / shard_file(self.name, k, total)
             path.rename(final)
-            shards.append({"file": final.name, "rows": rows, "bytes": final.stat().st_size, "sha256": sha256_file(final)})
+            shards.append(ShardFile(final.name, rows, final.stat().st_size, sha256_file(final)))
         return shards
 
 
@@ -320,7 +321,7 @@ def build_shards(
         raise unwritable(out_path, exc) from None
     try:
         manifest = _build_into(tmp, sources, opts, counter, progress)
-        (tmp / MANIFEST).write_text(manifest_json(manifest), encoding="utf-8")
+        manifest.write(tmp)
         replace_dir(tmp, out_path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -330,11 +331,11 @@ def build_shards(
 
 def _build_into(
     tmp: Path, sources: Sequence[str], opts: BuildOptions, counter: TokenCounter | None, progress: Progress | None
-) -> dict[str, Any]:
+) -> Manifest:
     writer = _ShardWriter(tmp, opts.name, opts.rows_per_shard)
     markers = MarkerCheck(counter) if opts.history_marker else None
     content = hashlib.sha256()
-    instances: list[list[Any]] = []
+    instances: list[InstanceEntry] = []
     source_ids: list[str] = []
     n_turns = n_traj = 0
     try:
@@ -349,7 +350,7 @@ def _build_into(
                 for row in rows:
                     content.update(content_line(row))
                 shard, group = writer.add(rows)
-                instances.append([rows[0]["instance_id"], traj.id, repeat, shard, group])
+                instances.append(InstanceEntry(rows[0]["instance_id"], traj.id, repeat, shard, group))
                 n_turns += len(rows)
                 if progress is not None:
                     progress(len(rows))
@@ -360,18 +361,16 @@ def _build_into(
         raise TraceError("the sources hold no client turns; nothing to build")
     if markers is not None:
         markers.verify()
-    options = asdict(opts)
-    options.pop("rows_per_shard")
-    return {
-        "format_version": FORMAT_VERSION,
-        "name": opts.name,
-        "generated_by": f"trajbench {__version__}",
-        "options": options,
-        "tokenizer": {"name": counter.name, "fingerprint": counter.fingerprint} if counter else None,
-        "sources": [{"file": Path(s).name, "sha256": sha256_file(Path(s))} for s in sources],
-        "counts": {"trajectories": n_traj, "instances": len(instances), "client_turns": n_turns},
-        "history_marker": markers.summary() if markers is not None else None,
-        "content_hash": content.hexdigest(),
-        "shards": shards,
-        "instances": instances,
-    }
+    return Manifest(
+        format_version=FORMAT_VERSION,
+        name=opts.name,
+        generated_by=f"trajbench {__version__}",
+        options=BuildRecord(opts.format, opts.salt, opts.seed, opts.repeats, opts.history_marker, opts.name),
+        tokenizer=TokenizerInfo(counter.name, counter.fingerprint) if counter else None,
+        sources=[SourceFile(Path(s).name, sha256_file(Path(s))) for s in sources],
+        counts=Counts(n_traj, len(instances), n_turns),
+        history_marker=markers.summary() if markers is not None else None,
+        content_hash=content.hexdigest(),
+        shards=shards,
+        instances=instances,
+    )

@@ -17,9 +17,11 @@ from typing import Any, Sequence
 import yaml
 
 from .analysis import StatsOptions, compute_stats
-from .analysis_plots import write_plots
+from .analysis import write_plots
 from .cards_body import render_body
 from .errors import TraceError
+from .contract import to_json
+from .manifest import Manifest
 from .outdir import unwritable
 from .shards import Shards
 
@@ -55,7 +57,7 @@ def parse_card(path: str | Path) -> Card:
     return Card(p, meta, sections, body)
 
 
-def check_card(card: Card, manifest: dict[str, Any] | None = None) -> list[str]:
+def check_card(card: Card, manifest: Manifest | None = None) -> list[str]:
     """Problems of a card: missing keys or sections, missing images, and (given its manifest)
     every front-matter fact that disagrees with it. Empty when the card is good."""
     problems = [f"front matter lacks {k!r}" for k in REQUIRED_KEYS if k not in card.meta]
@@ -75,17 +77,17 @@ def check_card(card: Card, manifest: dict[str, Any] | None = None) -> list[str]:
     return problems
 
 
-def _front_matter_from(manifest: dict[str, Any]) -> dict[str, Any]:
-    c = manifest["counts"]
+def _front_matter_from(manifest: Manifest) -> dict[str, Any]:
+    """The card's facts about its data, taken from the manifest (what `check_card` compares)."""
     return {
-        "name": manifest["name"],
-        "content_hash": manifest["content_hash"],
-        "counts": {k: c[k] for k in ("trajectories", "instances", "client_turns")},
-        "sources": [{"file": s["file"], "sha256": s["sha256"]} for s in manifest["sources"]],
-        "shards": [{"file": s["file"], "rows": s["rows"], "sha256": s["sha256"]} for s in manifest["shards"]],
-        "tokenizer": manifest.get("tokenizer"),
-        "generated_by": manifest["generated_by"],
-        "build_options": dict(manifest["options"]),
+        "name": manifest.name,
+        "content_hash": manifest.content_hash,
+        "counts": to_json(manifest.counts),
+        "sources": [to_json(s) for s in manifest.sources],
+        "shards": [{"file": s.file, "rows": s.rows, "sha256": s.sha256} for s in manifest.shards],
+        "tokenizer": to_json(manifest.tokenizer),
+        "generated_by": manifest.generated_by,
+        "build_options": to_json(manifest.options),
     }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .analysis_table import fmt_number
+from .analysis import fmt_number
 from .shards import COLUMNS
 
 FIELD_DOCS: dict[str, str] = {

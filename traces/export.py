@@ -37,8 +37,8 @@ def export_jsonl(shards_dir: str, out: str, *, repeat: int = 1) -> int:
     shards = Shards(shards_dir)
     n = 0
     with open_text_writer(out) as fh:
-        for k, (_, _, rep, _, _) in enumerate(shards.index):
-            if rep != repeat:
+        for k, entry in enumerate(shards.index):
+            if entry.repeat != repeat:
                 continue
             for row in instance_flat_rows(shards.instance(k)):
                 fh.write(canonical_json(row))

@@ -42,6 +42,28 @@ WORKFLOW_ID = re.compile(r"^sim_\d+$")
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
+def content_text(content: Any) -> str:
+    """The text of a message's content: a string, or the text parts of an OpenAI content list
+    joined as chat templates join them (with nothing between); "" for none. Any other part
+    (an image, audio) raises ValueError naming it: trajbench replays text only."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for k, part in enumerate(content):
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict) and part.get("type", "text") == "text" and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            else:
+                kind = part.get("type") if isinstance(part, dict) else type(part).__name__
+                raise ValueError(f"content part {k} is {kind!r}; only text parts can be replayed")
+        return "".join(texts)
+    raise ValueError(f"content must be a string or a list of text parts, not {type(content).__name__}")
+
+
 def domain_of(conversation_id: str) -> str:
     """`workflow` for Workato-style ids (`sim_NNN`), else `coding` (SPEC §9.2's domain rule)."""
     return "workflow" if WORKFLOW_ID.match(conversation_id) else "coding"

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -25,14 +24,14 @@ import pyarrow.parquet as pq
 
 import orjson
 
+from .contract import ContractError, from_json
 from .errors import ShardError
+from .layout import MANIFEST
+from .manifest import FORMAT_VERSION, BuildRecord, InstanceEntry, Manifest
 from .marker import Marker
 from .prompts import PromptBuilder
 from .salt import Salt, make_salt
 from .verify import REBUILD, check_manifest, shard_path
-
-MANIFEST = "manifest.json"
-FORMAT_VERSION = 2
 
 SCHEMA = pa.schema(
     [
@@ -166,41 +165,45 @@ class Shards:
                 f"{self.path}: no {MANIFEST} here; pass a folder written by `trajbench traces build`"
             )
         try:
-            self.manifest: dict[str, Any] = json.loads(mpath.read_text("utf-8"))
+            raw = json.loads(mpath.read_text("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ShardError(f"{mpath}: not valid JSON ({exc}); rebuild the shards") from None
-        if not isinstance(self.manifest, dict):
+        if not isinstance(raw, dict) or "format_version" not in raw:
             raise ShardError(f"{mpath}: not a trajbench manifest (a JSON object); rebuild with `trajbench traces build`")
-        if self.manifest.get("format_version") != FORMAT_VERSION:
+        if raw["format_version"] != FORMAT_VERSION:
             raise ShardError(
-                f"{mpath}: shard format version {self.manifest.get('format_version')!r}, this trajbench reads "
+                f"{mpath}: shard format version {raw['format_version']!r}, this trajbench reads "
                 f"{FORMAT_VERSION}; rebuild with `trajbench traces build`"
             )
+        try:
+            self.manifest = from_json(Manifest, raw, str(mpath))
+        except ContractError as exc:
+            raise ShardError(f"{exc}; {REBUILD}") from None
         check_manifest(self.path, self.manifest, mpath)
         self._files: dict[str, pq.ParquetFile] = {}
 
     @property
-    def options(self) -> dict[str, Any]:
-        return self.manifest["options"]
+    def options(self) -> BuildRecord:
+        return self.manifest.options
 
     @property
     def history_marker(self) -> bool:
-        return bool(self.options["history_marker"])
+        return self.options.history_marker
 
     @property
     def content_hash(self) -> str:
-        return self.manifest["content_hash"]
+        return self.manifest.content_hash
 
-    @cached_property
-    def index(self) -> list[tuple[str, str, int, int, int]]:
-        """(instance_id, trajectory_id, repeat, shard number, row group) per instance, in order."""
-        return [tuple(entry) for entry in self.manifest["instances"]]  # type: ignore[misc]
+    @property
+    def index(self) -> list[InstanceEntry]:
+        """Where each instance is, in FIFO order."""
+        return self.manifest.instances
 
     def __len__(self) -> int:
         return len(self.index)
 
     def _file(self, shard: int) -> pq.ParquetFile:
-        name = self.manifest["shards"][shard]["file"]
+        name = self.manifest.shards[shard].file
         if name not in self._files:
             path = shard_path(self.path, name)
             try:
@@ -212,7 +215,7 @@ class Shards:
     def _row_group(self, shard: int, group: int) -> pa.Table:
         """One instance's rows; anything but the Parquet this trajbench writes is a ShardError."""
         f = self._file(shard)
-        where = self.path / self.manifest["shards"][shard]["file"]
+        where = self.path / self.manifest.shards[shard].file
         try:
             table = f.read_row_group(group)
         except (pa.ArrowException, OSError, IndexError) as exc:
@@ -222,22 +225,22 @@ class Shards:
         return table
 
     def instance(self, k: int) -> Instance:
-        instance_id, trajectory_id, repeat, shard, group = self.index[k]
-        table = self._row_group(shard, group)
+        e = self.index[k]
+        table = self._row_group(e.shard, e.group)
         turns = tuple(TurnRow(**row) for row in table.to_pylist())
-        if not turns or turns[0].instance_id != instance_id:
-            raise ShardError(f"{self.path}: row group {group} of shard {shard} does not hold {instance_id}; the folder is corrupt, rebuild it")
-        return Instance(instance_id, trajectory_id, repeat, turns)
+        if not turns or turns[0].instance_id != e.instance_id:
+            raise ShardError(f"{self.path}: row group {e.group} of shard {e.shard} does not hold {e.instance_id}; the folder is corrupt, rebuild it")
+        return Instance(e.instance_id, e.trajectory_id, e.repeat, turns)
 
     def __iter__(self) -> Iterator[Instance]:
         for k in range(len(self)):
             yield self.instance(k)
 
     def find(self, trajectory_id: str, repeat: int = 1) -> Instance:
-        for k, (_, tid, rep, _, _) in enumerate(self.index):
-            if tid == trajectory_id and rep == repeat:
+        for k, e in enumerate(self.index):
+            if e.trajectory_id == trajectory_id and e.repeat == repeat:
                 return self.instance(k)
-        known = sorted({tid for _, tid, _, _, _ in self.index})
+        known = sorted({e.trajectory_id for e in self.index})
         hint = ", ".join(known[:5]) + (" …" if len(known) > 5 else "")
         raise ShardError(f"{self.path}: no trajectory {trajectory_id!r} repeat {repeat} (trajectories: {hint})")
 
@@ -250,11 +253,7 @@ class Shards:
 def salt_for(shards: Shards, trajectory_id: str, repeat: int) -> Salt:
     """The salt of any repeat of a trajectory under the shards' build options."""
     opts = shards.options
-    return make_salt(opts["salt"], trajectory_id, repeat, opts.get("seed", 0))
-
-
-def manifest_json(manifest: dict[str, Any]) -> str:
-    return json.dumps(manifest, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    return make_salt(opts.salt, trajectory_id, repeat, opts.seed)
 
 
 def source_json(value: Any) -> str:

@@ -25,8 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from .canonical import content_line, sha256_file
 from .errors import ShardError
+from .layout import MANIFEST
 
 if TYPE_CHECKING:
+    from .manifest import Manifest
     from .shards import Shards
 
 REBUILD = "rebuild it with `trajbench traces build` or restore the original shard folder"
@@ -56,7 +58,7 @@ class Verification:
 def shard_path(folder: Path, name: Any, manifest_path: Path | None = None) -> Path:
     """The path of a shard file the manifest lists, which must be a plain file name that stays
     inside `folder` (also through links)."""
-    where = manifest_path or folder / "manifest.json"
+    where = manifest_path or folder / MANIFEST
     if not isinstance(name, str) or not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
         raise ShardError(f"{where}: shard file {name!r} is not a plain file name inside the shard folder (absolute, or with a folder part); {REBUILD}")
     path = folder / name
@@ -76,56 +78,45 @@ def _link_target(path: Path) -> str:
         return "?"
 
 
-def check_manifest(folder: Path, manifest: dict[str, Any], manifest_path: Path) -> None:
-    """The manifest's structure and its shard paths, before anything is read through it."""
+def check_manifest(folder: Path, manifest: Manifest, manifest_path: Path) -> None:
+    """The manifest's shard list and paths, before anything is read through it (its fields and
+    types were checked when it was read)."""
 
     def fail(what: str) -> ShardError:
         return ShardError(f"{manifest_path}: {what}; {REBUILD}")
 
-    for key, kind in (("options", dict), ("counts", dict), ("content_hash", str), ("shards", list), ("instances", list)):
-        if not isinstance(manifest.get(key), kind):
-            raise fail(f"`{key}` is missing or not a {kind.__name__}")
-    shards = manifest["shards"]
-    if not shards:
+    if not manifest.shards:
         raise fail("lists no shard files (`shards` is empty)")
-    for k, entry in enumerate(shards):
-        if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str):
-            raise fail(f"shards[{k}] must be an object with file, rows, bytes and sha256")
-        path = shard_path(folder, entry.get("file"), manifest_path)
+    for entry in manifest.shards:
+        path = shard_path(folder, entry.file, manifest_path)
         if not path.is_file():
             what = "is missing" if not path.exists() else "is not a regular file"
             raise ShardError(f"{path}: shard listed in {manifest_path.name} {what}; {REBUILD}")
-    if not manifest["instances"]:
+    if not manifest.instances:
         raise fail("lists no trajectory instances")
-    for k, entry in enumerate(manifest["instances"]):
-        ok = (
-            isinstance(entry, list) and len(entry) == 5
-            and all(isinstance(v, str) for v in entry[:2])
-            and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in entry[2:])
-        )
-        if not ok or entry[3] >= len(shards):
-            raise fail(f"instances[{k}] must be [instance id, trajectory id, repeat, shard number < {len(shards)}, row group]")
+    for k, e in enumerate(manifest.instances):
+        if min(e.repeat, e.shard, e.group) < 0 or e.shard >= len(manifest.shards):
+            raise fail(f"instances[{k}] must be [instance id, trajectory id, repeat, shard number < {len(manifest.shards)}, row group]")
 
 
 def verify_files(shards: Shards) -> Verification:
     """Every shard file against the manifest's size and sha256; raises `ShardError` at the first
     file that differs."""
     start = time.monotonic()
-    listed = shards.manifest["shards"]
-    by_hash = {entry["sha256"]: entry["file"] for entry in listed}
-    sizes = {entry.get("bytes") for entry in listed}
+    listed = shards.manifest.shards
+    by_hash = {entry.sha256: entry.file for entry in listed}
+    sizes = {entry.bytes for entry in listed}
     total = 0
     for entry in listed:
-        path = shard_path(shards.path, entry["file"])
+        path = shard_path(shards.path, entry.file)
         size = path.stat().st_size
-        want = entry.get("bytes")
-        if isinstance(want, int) and size != want and size not in sizes:  # the fast way to catch a cut
-            raise ShardError(f"{path}: {size:,} bytes, the manifest says {want:,}: the file was truncated or replaced after the build; {REBUILD}")
+        if size != entry.bytes and size not in sizes:  # the fast way to catch a cut
+            raise ShardError(f"{path}: {size:,} bytes, the manifest says {entry.bytes:,}: the file was truncated or replaced after the build; {REBUILD}")
         actual = sha256_file(path)
-        if actual != entry["sha256"]:
+        if actual != entry.sha256:
             other = by_hash.get(actual)
             hint = f"it holds the content of {other}: files swapped or renamed" if other else "the file was changed after the build"
-            raise ShardError(f"{path}: sha256 {actual[:16]}… does not match the manifest's {entry['sha256'][:16]}… ({hint}); {REBUILD}")
+            raise ShardError(f"{path}: sha256 {actual[:16]}… does not match the manifest's {entry.sha256[:16]}… ({hint}); {REBUILD}")
         total += size
     return Verification(files=len(listed), bytes=total, seconds=time.monotonic() - start)
 

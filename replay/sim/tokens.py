@@ -23,7 +23,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
-from traces import TraceError, canonical_json
+from traces import TraceError, canonical_json, content_text
 
 from .config import SimConfigError
 
@@ -34,14 +34,11 @@ _DIGEST = 16
 
 
 def _text(content: Any) -> str:
-    """Message content as text: a string, or the text parts of an OpenAI content list."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return str(content)
+    """Message content as text; what the simulator cannot read as text it counts as its JSON."""
+    try:
+        return content_text(content)
+    except ValueError:
+        return canonical_json(content)
 
 
 def render_answer(content: str | None, reasoning: str | None, tool_calls: Sequence[dict[str, Any]] | None) -> str:

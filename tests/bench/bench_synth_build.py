@@ -44,12 +44,12 @@ def main() -> None:
                      "info = f'{r.trajectories} traj, {r.client_turns} client / {r.assistant_turns} assistant turns, {r.rows} rows'")
         print(f"{'':<28} file {data.stat().st_size / 1e6:.1f} MB (zstd)")
         run("validate", f"from traces import validate_sources\nn, t, e = validate_sources([{str(data)!r}], 'mlperf-jsonl')\ninfo = f'{{n}} traj, {{t}} turns, {{len(e)}} errors'")
-        run("build (no tokenizer)", f"from traces import BuildOptions, build_shards\nr = build_shards([{str(data)!r}], {str(Path(tmp) / 'shards')!r}, BuildOptions(name='synthetic'))\ninfo = r.manifest['counts']")
+        run("build (no tokenizer)", f"from traces import BuildOptions, build_shards\nr = build_shards([{str(data)!r}], {str(Path(tmp) / 'shards')!r}, BuildOptions(name='synthetic'))\ninfo = r.manifest.counts")
         if args.tokenizer:
             run(f"build (--tokenizer {args.tokenizer})", (
                 f"from traces import BuildOptions, build_shards\nfrom traces.tokenizers import load_tokenizer\n"
                 f"r = build_shards([{str(data)!r}], {str(Path(tmp) / 'shards-tok')!r}, BuildOptions(name='synthetic'), counter=load_tokenizer({args.tokenizer!r}))\n"
-                "info = r.manifest['counts']"))
+                "info = r.manifest.counts"))
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ def test_fewer_records_than_planned(tmp_path: Path, sample_shards: Path) -> None
     shards = traces.Shards(sample_shards)
     rows = [row for inst in list(shards)[:2] for row in inst.turns]
     run = _finished(write_run(tmp_path / "r", sample_shards, records=[record(row, perfect(row), tokens=400) for row in rows]))
-    planned = shards.manifest["counts"]["client_turns"]
+    planned = shards.manifest.counts.client_turns
     assert f"it records {len(rows)} of its {planned} planned turns" in (partial_run(run) or "")
     # a run meant to stop at the window's end is not partial for that
     cfg = json.loads((run / "run.json").read_text())

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import cli
-from replay.calserver import FRAME_PREFIX, FRAME_SUFFIX, STAMP_DIGITS
+from replay.calibrate.server import FRAME_PREFIX, FRAME_SUFFIX, STAMP_DIGITS
 from replay.sse import parse_stream
 
 

@@ -98,9 +98,9 @@ def test_the_fixture_goes_out_byte_for_byte(coding20: Path, tmp_path: Path) -> N
 @pytest.mark.parametrize("marker", [True, False])
 def test_the_content_hash_is_deterministic_and_follows_the_bytes(tmp_path: Path, marker: bool) -> None:
     src = _write(tmp_path, CRAFTED)
-    a = traces.build_shards([str(src)], tmp_path / "a", traces.BuildOptions(history_marker=marker)).manifest["content_hash"]
-    b = traces.build_shards([str(src)], tmp_path / "b", traces.BuildOptions(history_marker=marker)).manifest["content_hash"]
+    a = traces.build_shards([str(src)], tmp_path / "a", traces.BuildOptions(history_marker=marker)).manifest.content_hash
+    b = traces.build_shards([str(src)], tmp_path / "b", traces.BuildOptions(history_marker=marker)).manifest.content_hash
     (tmp_path / "x").mkdir()
     reordered = [{**r, "tools": [{"function": TOOL_A["function"], "type": "function"}]} if r["turn"] == 1 else r for r in CRAFTED]
     c = traces.build_shards([str(_write(tmp_path / "x", reordered))], tmp_path / "c", traces.BuildOptions(history_marker=marker))
-    assert a == b != c.manifest["content_hash"]  # same bytes, same hash; keys reordered: other wire bytes, other hash
+    assert a == b != c.manifest.content_hash  # same bytes, same hash; keys reordered: other wire bytes, other hash

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 import traces
 from cli import cli
 from traces.analysis import StatsOptions, analyse, compute_stats, default_cache_sizes
-from traces.analysis_lengths import summarize
-from traces.analysis_cache import RadixLRU, closed_loop_order
-from traces.analysis_reuse import block_hashes, ideal_within_reuse
+from traces.analysis.lengths import summarize
+from traces.analysis.cache import RadixLRU, closed_loop_order
+from traces.analysis.reuse import block_hashes, ideal_within_reuse
 
 SYSTEM = "You are the support agent of ACME. " * 20
 

@@ -19,11 +19,11 @@ def test_same_input_same_hash_and_bytes_in_different_folders(coding20: Path, tmp
     src_copy.parent.mkdir()
     shutil.copy(coding20, src_copy)
     b = build_shards([str(src_copy)], tmp_path / "two" / "s", BuildOptions(name="c"))
-    assert a.manifest["content_hash"] == b.manifest["content_hash"]
-    assert a.manifest["shards"] == b.manifest["shards"]  # same file names, rows, sha256
+    assert a.manifest.content_hash == b.manifest.content_hash
+    assert a.manifest.shards == b.manifest.shards  # same file names, rows, sha256
     assert (a.out / "manifest.json").read_bytes() == (b.out / "manifest.json").read_bytes()
     c = build_shards([str(coding20)], tmp_path / "three", BuildOptions(name="c", salt="none"))
-    assert c.manifest["content_hash"] != a.manifest["content_hash"]
+    assert c.manifest.content_hash != a.manifest.content_hash
 
 
 def test_prompt_hash_column_matches_rebuilt_prompts(sample: Path, tmp_path: Path) -> None:
@@ -57,7 +57,7 @@ def test_existing_output_is_refused_then_replaced_atomically(sample: Path, tmp_p
     with pytest.raises(TraceError, match="already exists"):
         build_shards([str(sample)], out, BuildOptions())
     build_shards([str(sample)], out, BuildOptions(salt="none"), overwrite=True)
-    assert Shards(out).options["salt"] == "none"
+    assert Shards(out).options.salt == "none"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s"]
 
 

@@ -8,6 +8,7 @@ marked slow.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -108,21 +109,21 @@ def test_card_recipe_rebuilds_its_manifest(path: Path, tmp_path: Path) -> None:
     summary and recipe): the way to refresh a card after the shards' contents change."""
     card = parse_card(path)
     built = _rebuild(card.meta["build"], tmp_path)
-    manifest = json.loads((built / "manifest.json").read_text(encoding="utf-8"))
+    manifest = traces.Manifest.read(built)
     if os.environ.get("TRAJBENCH_UPDATE_GOLDEN"):
         _rewrite(path, card, built, manifest)
         card = parse_card(path)
     assert check_card(card, manifest) == []
 
 
-def _rewrite(path: Path, card: Any, built: Path, manifest: dict[str, Any]) -> None:
+def _rewrite(path: Path, card: Any, built: Path, manifest: traces.Manifest) -> None:
     from traces.analysis import StatsOptions
     from traces.tokenizers import load_tokenizer
 
     text = path.read_text(encoding="utf-8")
     summary = text.split("## Summary\n\n", 1)[1].split("\n\n## ", 1)[0].strip()
-    tok = manifest.get("tokenizer")
-    tokenizer = load_tokenizer(tok["name"]) if tok and card.meta["statistics"]["units"]["lengths"] == "tokens" else None
+    tok = manifest.tokenizer
+    tokenizer = load_tokenizer(tok.name) if tok and card.meta["statistics"]["units"]["lengths"] == "tokens" else None
     users = re.search(r"blocks of (\d+) \w+, (\d+) users in closed loop", text)
     assert users, f"{path.name}: the card does not say its block size and users"
     options = StatsOptions(block_size=int(users.group(1)), concurrency=int(users.group(2)))
@@ -138,11 +139,10 @@ def test_written_card_checks_against_its_manifest_and_detects_drift(tmp_path: Pa
     card = parse_card(out)
     assert card.sections == SECTIONS
     assert set(REQUIRED_KEYS) <= set(card.meta)
-    manifest = json.loads((shards / "manifest.json").read_text(encoding="utf-8"))
+    manifest = traces.Manifest.read(shards)
     assert check_card(card, manifest) == []
-    manifest["content_hash"] = "0" * 64
-    manifest["counts"]["client_turns"] += 1
-    problems = check_card(card, manifest)
+    drifted = dataclasses.replace(manifest, content_hash="0" * 64, counts=dataclasses.replace(manifest.counts, client_turns=manifest.counts.client_turns + 1))
+    problems = check_card(card, drifted)
     assert any(p.startswith("content_hash") for p in problems) and any(p.startswith("counts") for p in problems)
     (tmp_path / "cards" / "img" / "demo-isl_growth.png").unlink()
     assert any("demo-isl_growth.png" in p for p in check_card(parse_card(out)))

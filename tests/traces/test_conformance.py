@@ -46,7 +46,7 @@ def test_fixture_counts(coding20: Path) -> None:
 
 
 def test_manifest_counts_and_salts(built: Shards) -> None:
-    assert built.manifest["counts"] == {"trajectories": 20, "instances": 20, "client_turns": 1007}
+    assert traces.to_json(built.manifest.counts) == {"trajectories": 20, "instances": 20, "client_turns": 1007}
     inst = built.find("django__django-16899")
     assert {t.salt_conversation for t in inst.turns} == {"edc0"}
     assert {t.salt_repeat for t in inst.turns} == {"4461"}

@@ -93,7 +93,7 @@ def test_jsonl_of_trajectories_names_lines(tmp_path: Path) -> None:
 def test_registered_and_builds_shards(tmp_path: Path) -> None:
     assert FORMATS["atif"].read is read
     result = traces.build_shards([str(GOOD)], tmp_path / "out", traces.BuildOptions(format="atif", name="atif"))
-    assert result.manifest["counts"] == {"trajectories": 1, "instances": 1, "client_turns": 4}
+    assert traces.to_json(result.manifest.counts) == {"trajectories": 1, "instances": 1, "client_turns": 4}
     shards = traces.Shards(tmp_path / "out")
     prompts = list(traces.iter_prompts(shards.find("acme__widgets-202"), markers=False))
     assert [(p.row.turn, p.row.delay_seconds) for p in prompts] == [(1, 0.0), (3, 3.5), (5, 1.5), (7, 12.0)]

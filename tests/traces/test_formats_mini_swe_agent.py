@@ -84,7 +84,7 @@ def test_registered_and_builds_shards(tmp_path: Path) -> None:
     assert FORMATS["mini-swe-agent"].read is read
     srcs = [str(TEXT), str(TOOLCALL)]
     result = traces.build_shards(srcs, tmp_path / "out", traces.BuildOptions(format="mini-swe-agent", name="msa"))
-    assert result.manifest["counts"] == {"trajectories": 2, "instances": 2, "client_turns": 5 + 3}
+    assert traces.to_json(result.manifest.counts) == {"trajectories": 2, "instances": 2, "client_turns": 5 + 3}
     shards = traces.Shards(tmp_path / "out")
     prompts = list(traces.iter_prompts(shards.find("acme__widgets-101"), markers=False))
     assert [p.row.turn for p in prompts] == [1, 3, 5, 7, 9]

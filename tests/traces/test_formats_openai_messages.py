@@ -29,7 +29,7 @@ def test_reads_one_conversation_per_line() -> None:
 def test_rows_field_by_field() -> None:
     chat = _read(GOOD)[0][0]
     user, call, tool, answer = chat.rows
-    assert (user.turn, user.role, user.content, user.system) == (1, "user", "What is 2+2?\nUse the tool.", "You are helpful.")
+    assert (user.turn, user.role, user.content, user.system) == (1, "user", "What is 2+2?Use the tool.", "You are helpful.")
     assert user.tools is not None and user.tools[0]["function"]["name"] == "calc"
     # empty text beside a tool call is omitted (SPEC §3); the missing id is generated
     assert call.content is None
@@ -80,7 +80,7 @@ def test_converter_merges_and_keeps_fields() -> None:
 
 
 def test_text_content_and_file_stem() -> None:
-    assert text_content([{"type": "text", "text": "a"}, "b"]) == "a\nb"
+    assert text_content([{"type": "text", "text": "a"}, "b"]) == "ab"  # joined as chat templates join text parts
     with pytest.raises(ValueError, match="only text parts"):
         text_content([{"type": "input_audio"}])
     assert file_stem("x/django__django-1.traj.json.zst") == "django__django-1"
@@ -89,13 +89,13 @@ def test_text_content_and_file_stem() -> None:
 def test_registered_and_builds_shards(tmp_path: Path) -> None:
     assert FORMATS["openai-messages"].read is read
     result = traces.build_shards([str(GOOD)], tmp_path / "out", traces.BuildOptions(format="openai-messages", name="om"))
-    assert result.manifest["counts"] == {"trajectories": 2, "instances": 2, "client_turns": 3}
+    assert traces.to_json(result.manifest.counts) == {"trajectories": 2, "instances": 2, "client_turns": 3}
     again = traces.build_shards([str(GOOD)], tmp_path / "out2", traces.BuildOptions(format="openai-messages", name="om"))
-    assert again.manifest["content_hash"] == result.manifest["content_hash"]
+    assert again.manifest.content_hash == result.manifest.content_hash
     shards = traces.Shards(tmp_path / "out")
     prompts = list(traces.iter_prompts(shards.find("chat-1"), markers=False))
     assert prompts[1].messages[1:] == [
-        {"role": "user", "content": "What is 2+2?\nUse the tool."},
+        {"role": "user", "content": "What is 2+2?Use the tool."},
         {"role": "assistant", "tool_calls": [{"id": "call_2_0", "type": "function", "function": {"name": "calc", "arguments": '{"expr": "2+2"}'}}]},
         {"role": "tool", "tool_call_id": "call_2_0", "content": "4"},
     ]
@@ -136,4 +136,4 @@ def test_real_coding_trajectories_survive_the_message_form(coding20: Path, tmp_p
         assert mine.rows == ref.rows
     a = traces.build_shards([str(coding20)], tmp_path / "a", traces.BuildOptions(name="c"))
     b = traces.build_shards([str(path)], tmp_path / "b", traces.BuildOptions(format="openai-messages", name="c"))
-    assert a.manifest["content_hash"] == b.manifest["content_hash"]
+    assert a.manifest.content_hash == b.manifest.content_hash

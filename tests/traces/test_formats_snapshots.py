@@ -84,7 +84,7 @@ def test_empty_file_is_an_error(tmp_path: Path) -> None:
 def test_registered_and_builds_shards(tmp_path: Path) -> None:
     assert FORMATS["snapshots"].read is read
     result = traces.build_shards([str(GOOD)], tmp_path / "out", traces.BuildOptions(format="snapshots", name="snap"))
-    assert result.manifest["counts"] == {"trajectories": 2, "instances": 2, "client_turns": 4}
+    assert traces.to_json(result.manifest.counts) == {"trajectories": 2, "instances": 2, "client_turns": 4}
     shards = traces.Shards(tmp_path / "out")
     inst = shards.find("sim_001")
     prompts = list(traces.iter_prompts(inst, markers=False))

@@ -82,7 +82,7 @@ def test_registered_and_builds_shards(tmp_path: Path) -> None:
     fmt = FORMATS["workflow"]
     assert fmt.read is read and fmt.write is write
     result = traces.build_shards([str(GOOD)], tmp_path / "out", traces.BuildOptions(format="workflow", name="wf"))
-    assert result.manifest["counts"] == {"trajectories": 2, "instances": 2, "client_turns": 5}
+    assert traces.to_json(result.manifest.counts) == {"trajectories": 2, "instances": 2, "client_turns": 5}
     shards = traces.Shards(tmp_path / "out")
     prompts = list(traces.iter_prompts(shards.find("sim_002")))
     assert [p.row.turn for p in prompts] == [1, 3]

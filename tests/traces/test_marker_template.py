@@ -23,8 +23,8 @@ def qwen() -> Any:
 
 def test_qwen_template_keeps_the_marker_and_would_erase_a_leading_space(qwen: Any, tmp_path: Path) -> None:
     built = traces.Shards(traces.build_shards([str(SAMPLE)], tmp_path / "s", traces.BuildOptions(), counter=qwen).out)
-    summary = built.manifest["history_marker"]
-    assert summary["checked_with_template"] == "qwen3.6" and summary["unmarked"] == []
+    summary = built.manifest.history_marker
+    assert summary.checked_with_template == "qwen3.6" and summary.unmarked == []
     checked = 0
     for inst in built:
         marked = list(traces.iter_prompts(inst))
@@ -38,7 +38,7 @@ def test_qwen_template_keeps_the_marker_and_would_erase_a_leading_space(qwen: An
             old[field] = MARK + old[field]
             assert qwen.history_render([*p.messages[:a], old]) == qwen.history_render(p.messages[: a + 1])
             checked += 1
-    assert checked == summary["assistant_messages"] == 13
+    assert checked == summary.assistant_messages == 13
 
 
 class _Words:
@@ -86,7 +86,7 @@ def test_a_template_that_erases_the_marker_fails_the_build(tmp_path: Path) -> No
 def test_the_first_position_the_template_keeps_is_taken(tmp_path: Path) -> None:
     built = traces.build_shards([str(SAMPLE)], tmp_path / "s", traces.BuildOptions(), counter=_Words(keep_content=True))
     # this template drops reasoning: messages are marked in their content or tool-call arguments
-    positions = built.manifest["history_marker"]["positions"]
+    positions = built.manifest.history_marker.positions
     assert "reasoning_content" not in positions and positions == {"arguments": 11, "content": 2}
     fields = {t.marker_field for inst in traces.Shards(built.out) for t in inst.turns if t.marker_field}
     assert fields == {"content", "arguments"}

@@ -124,8 +124,8 @@ def test_a_columns_swap_is_not_read_as_turns(shards: Path) -> None:
         (lambda m: m["shards"][0].update(file=".."), "shard file '..' is not a plain file name"),
         (lambda m: m.update(instances=[["a", "a", 1, 7, 0]]), "instances[0] must be [instance id, trajectory id, repeat, shard number < 1, row group]"),
         (lambda m: m.update(instances=[]), "lists no trajectory instances"),
-        (lambda m: m.pop("content_hash"), "`content_hash` is missing or not a str"),
-        (lambda m: m["shards"][0].pop("sha256"), "shards[0] must be an object with file, rows, bytes and sha256"),
+        (lambda m: m.pop("content_hash"), "the field 'content_hash' is missing"),
+        (lambda m: m["shards"][0].pop("sha256"), "shards[0]: the field 'sha256' is missing"),
     ],
     ids=["empty", "dotdot", "absolute", "parent", "shard-index", "no-instances", "no-hash", "no-sha"],
 )
@@ -161,7 +161,7 @@ def test_run_json_records_the_verification(sample_shards: Path, tmp_path: Path) 
     v = run["shard_verification"]
     assert v["verified"] is True and v["method"] == "sha256" and v["files"] == 1
     assert v["bytes"] == sum(e["bytes"] for e in _manifest(sample_shards)["shards"])
-    assert run["planned_turns"] == traces.Shards(sample_shards).manifest["counts"]["client_turns"]
+    assert run["planned_turns"] == traces.Shards(sample_shards).manifest.counts.client_turns
 
 
 def test_traces_verify_command(shards: Path) -> None:

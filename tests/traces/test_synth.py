@@ -16,8 +16,8 @@ from eval.rules import message_actions, model_intent
 from traces import BuildOptions, TraceError, build_shards, get_profile, validate_sources
 from traces.io import iter_lines
 from traces.synth import OFFICIAL_CLIENT_TURNS, plan, synthesize
-from traces.synth_coding import TOOL_DELAY_QUANTILES, tool_delay
-from traces.synth_text import Lengths
+from traces.synth.coding import TOOL_DELAY_QUANTILES, tool_delay
+from traces.synth.text import Lengths
 from traces.tokenizers import load_tokenizer
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import traces
 from traces import BuildOptions, PromptBuilder, build_shards, make_salt, read_sources
 from traces.formats.mlperf_jsonl import row_to_flat
 from traces.synth import iter_synthetic
@@ -331,8 +332,8 @@ def test_build_fills_token_columns_and_fingerprint(qwen: Any, sample: Path, tmp_
     import pyarrow.parquet as pq
 
     res = build_shards([str(sample)], tmp_path / "s", BuildOptions(name="s"), counter=qwen)
-    assert res.manifest["tokenizer"] == {"name": "qwen3.6", "fingerprint": qwen.fingerprint}
-    rows = pq.read_table(tmp_path / "s" / res.manifest["shards"][0]["file"]).to_pylist()
+    assert res.manifest.tokenizer == traces.manifest.TokenizerInfo("qwen3.6", qwen.fingerprint)
+    rows = pq.read_table(tmp_path / "s" / res.manifest.shards[0].file).to_pylist()
     assert all(r["isl_tokens"] and r["delta_tokens"] for r in rows)
     by: dict[str, list[dict[str, Any]]] = {}
     for r in rows:

@@ -32,7 +32,7 @@ import orjson
 
 from ..errors import TraceFormatError
 from ..io import iter_lines, read_bytes
-from ..model import Trajectory
+from ..model import Trajectory, content_text
 from ..validate import ErrorSink, FlatRow, build_trajectory
 
 #: Message keys copied onto flat rows; everything else in a message is dropped.
@@ -100,23 +100,8 @@ def file_stem(path: str) -> str:
 
 
 def text_content(value: Any) -> str | None:
-    """Message content as text: a string, None, or a list of text parts joined by newlines.
-
-    Raises ValueError naming the problem for anything else (images, audio, numbers)."""
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        texts = []
-        for k, part in enumerate(value):
-            if isinstance(part, str):
-                texts.append(part)
-            elif isinstance(part, dict) and part.get("type", "text") == "text" and isinstance(part.get("text"), str):
-                texts.append(part["text"])
-            else:
-                kind = part.get("type") if isinstance(part, dict) else type(part).__name__
-                raise ValueError(f"content part {k} is {kind!r}; only text parts can be replayed")
-        return "\n".join(texts)
-    raise ValueError(f"content must be a string or a list of text parts, not {type(value).__name__}")
+    """Message content as text (`model.content_text`), None kept as None."""
+    return None if value is None else content_text(value)
 
 
 def _valid_delay(value: Any) -> bool:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..model import content_text
 from .chat import Edit, TokenizerError, server_message
 
 _TOOLS_HEAD = "# Tools\n\nYou have access to the following functions:\n\n<tools>"
@@ -49,19 +50,10 @@ def _tojson(value: Any) -> str:
 
 
 def _text(content: Any, where: str) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for part in content:
-            if isinstance(part, dict) and part.get("type", "text") == "text" and isinstance(part.get("text"), str):
-                parts.append(part["text"])
-            else:
-                raise TokenizerError(f"{where}: only text content parts can be counted, got {str(part)[:60]!r}")
-        return "".join(parts)
-    raise TokenizerError(f"{where}: content must be a string or a list of text parts, got {type(content).__name__}")
+    try:
+        return content_text(content)
+    except ValueError as exc:
+        raise TokenizerError(f"{where}: {exc}") from None
 
 
 class Qwen36Renderer:

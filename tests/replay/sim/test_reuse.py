@@ -1,5 +1,5 @@
 """With unlimited cache capacity the simulator's measured cached-token fraction equals the ideal
-within-trajectory reuse of traces.analysis_reuse (within 1 %), on real coding trajectories."""
+within-trajectory reuse of traces.analysis.reuse (within 1 %), on real coding trajectories."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from traces import BuildOptions, Shards, build_shards, get_profile, iter_prompts, request_body
-from traces.analysis_reuse import ideal_within_reuse
+from traces.analysis.reuse import ideal_within_reuse
 
 ZERO = {"step_base_ms": 0.0, "prefill_ms_per_token": 0.0, "batch_ms_per_seq": 0.0}
 

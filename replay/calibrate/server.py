@@ -13,7 +13,7 @@ One ticker drives all open streams like a batched decode step: each tick writes 
 of every stream, then yields to the loop (and sleeps `interval_s` when pacing). Zero latency
 (`interval_s=0`) saturates the client; a pacing interval loads it to a chosen fraction of a core.
 
-    python -m replay.calserver --tokens 256 [--interval-ms 0] [--port 0]
+    python -m replay.calibrate.server --tokens 256 [--interval-ms 0] [--port 0]
 prints `PORT <n>` once listening and serves until killed; more processes started with
 `--port <n>` share the port (SO_REUSEPORT), so the server need not be the bottleneck.
 """
@@ -148,7 +148,7 @@ async def serve(tokens: int, interval_s: float, host: str = "127.0.0.1", port: i
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m replay.calserver", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m replay.calibrate.server", description=__doc__.splitlines()[0])
     ap.add_argument("--tokens", type=int, default=256)
     ap.add_argument("--interval-ms", type=float, default=0.0)
     ap.add_argument("--port", type=int, default=0)

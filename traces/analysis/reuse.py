@@ -24,10 +24,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .canonical import canonical_json
-from .errors import TraceError
-from .salt import make_salt
-from .shards import Instance, Shards, iter_prompts
+from ..canonical import canonical_json
+from ..errors import TraceError
+from ..salt import make_salt
+from ..shards import Instance, Shards, iter_prompts
 
 #: Encodes one segment's text into units; `len` of the result is its unit count.
 Encoder = Callable[[str], Sequence[int] | str]
@@ -158,7 +158,7 @@ def ideal_within_reuse(shards: str | Shards, count: Callable[[str], int] = len, 
     reused = total = 0
     for inst in sh:
         plan = prompt_plan(sh, inst)
-        system = plan.stored_system if salt_mode is None else salted_system(plan, salt_mode, sh.options.get("seed", 0))
+        system = plan.stored_system if salt_mode is None else salted_system(plan, salt_mode, sh.options.seed)
         system_units = count(system_segment(system)) if system else 0
         r, t = plan_within(plan, [[count(s) for s in new] for _, new in plan.steps], system_units)
         reused += r

@@ -41,7 +41,7 @@ async def run_demo(out: str, echo: Echo = print, *, scale: float = 0.01) -> Path
         raise traces.TraceValidationErrors(errors)
     shards_dir = out_dir / "shards"
     result = traces.build_shards([str(src)], shards_dir, traces.BuildOptions(name="demo"), counter=load_tokenizer("qwen3.6"), overwrite=True)
-    echo(f"[2/5] validated and built {shards_dir}: {n_traj} trajectories, {n_turns} turns, salted (mlperf), content hash {result.manifest['content_hash'][:16]}…")
+    echo(f"[2/5] validated and built {shards_dir}: {n_traj} trajectories, {n_turns} turns, salted (mlperf), content hash {result.manifest.content_hash[:16]}…")
     sweep_dir = out_dir / "sweep"
     echo(f"[3/5] sweeping concurrency {', '.join(map(str, CONCURRENCIES))} against the embedded simulator (oracle answers, delays skipped, 64x time-scaled) …")
     base = RunConfig(

@@ -1,9 +1,9 @@
 """What the synthetic coding agent writes: the THOUGHT before each bash call, and the wrap-up.
 
 A THOUGHT reacts to the previous tool output (grep hits, code, a traceback, a test report),
-reasons at a drawn length (`synth_text.Lengths`: hypotheses about the bug, edge cases, a plan,
+reasons at a drawn length (`text.Lengths`: hypotheses about the bug, edge cases, a plan,
 sometimes a quoted code excerpt) and ends saying what the next command does, as the recorded
-mini-swe-agent runs do. The bash commands themselves come from `synth_coding.Repo`.
+mini-swe-agent runs do. The bash commands themselves come from `coding.Repo`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
-from .synth_text import Lengths, Slots, compose, sentences
+from .text import Lengths, Slots, compose, sentences
 
 if TYPE_CHECKING:
-    from .synth_coding import Repo
+    from .coding import Repo
 
 #: The agent's THOUGHT, in parts (SPEC §9 counts reasoning + tool-call arguments as the answer):
 #: a reaction to the last tool output, analysis to the drawn length, then what the command does.

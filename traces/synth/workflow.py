@@ -4,7 +4,7 @@ All workflow trajectories share one large system prompt (company policies, busin
 intent catalogue) and one list of a few dozen tools (`WorkflowWorld`, built once per run). Each
 trajectory is a customer conversation: user requests, each handled with zero to three tool
 rounds (order, shipment, policy, refund… tools returning JSON) and a final reply, written by
-`synth_workflow_text.Agent` at the reference model's answer lengths. Assistant rows carry the
+`workflow_text.Agent` at the reference model's answer lengths. Assistant rows carry the
 request's `intent_codes` (the inline-accuracy ground truth) and state it as `Intent: Ixxx`. User
 rows wait a think time of seconds to minutes; tool rows wait a short API latency.
 """
@@ -15,8 +15,8 @@ import json
 import random
 from typing import Any
 
-from .model import Row, Trajectory
-from .synth_workflow_text import Agent
+from ..model import Row, Trajectory
+from .workflow_text import Agent
 
 INTENTS = (
     ("order_status", "Customer asks where an order is or when it will arrive", ("get_order", "get_shipment", "track_package")),

@@ -3,7 +3,7 @@
 Each trajectory is one task prompt, then (THOUGHT + one `bash` call, tool output) pairs walking
 through the phases real SWE-agent runs show — explore the tree, read files, reproduce the bug,
 edit, run tests (failing first, then passing) — and a final submit call. The THOUGHTs
-(`synth_coding_text`) are as long as the reference model's answers (SPEC §9 OSL band). Tool outputs are
+(`coding_text`) are as long as the reference model's answers (SPEC §9 OSL band). Tool outputs are
 code listings, grep hits, tracebacks and pytest reports sized like the fixture's (median ~400
 characters, long tail), so the prompt grows to tens of thousands of tokens. Tool delays follow
 the recorded fixture's distribution (`TOOL_DELAY_QUANTILES`).
@@ -15,9 +15,9 @@ import json
 import random
 from bisect import bisect_right
 
-from .formats.mini_swe_agent import BASH_TOOL
-from .model import Row, Trajectory
-from .synth_coding_text import Thought, kind_of, summary
+from ..formats.mini_swe_agent import BASH_TOOL
+from ..model import Row, Trajectory
+from .coding_text import Thought, kind_of, summary
 
 #: Quantiles of the tool-row `delay_seconds` of the shared 20-trajectory coding fixture (987 rows,
 #: 636 s in total): (cumulative probability, seconds). Sampled by inverse CDF with linear steps.

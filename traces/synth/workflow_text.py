@@ -2,7 +2,7 @@
 
 Every assistant row states its intent as `Intent: Ixxx` before any other code appears (the
 inline-accuracy scorer takes the first `intent: Ixxx` of the reasoning, SPEC §9.2), then reasons
-at a drawn length (`synth_text.Lengths`): identity checks, the business rules of the system
+at a drawn length (`text.Lengths`): identity checks, the business rules of the system
 prompt quoted by number, what the last tool result shows, hypotheses and a plan. The reply to the
 customer is shorter than the reasoning behind it. Facts (order status, totals, carrier…) come
 from the tool results of the current request, so reasoning and reply agree with them.
@@ -13,10 +13,10 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, Any
 
-from .synth_text import Lengths, Slots, compose, sentences
+from .text import Lengths, Slots, compose, sentences
 
 if TYPE_CHECKING:
-    from .synth_workflow import WorkflowWorld
+    from .workflow import WorkflowWorld
 
 #: Token targets per part (Qwen3.6 tokens): a tool-call turn's reasoning, and a final answer's
 #: reasoning and reply; with the tool-call arguments a workflow turn averages ~400 tokens.

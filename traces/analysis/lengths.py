@@ -13,8 +13,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .canonical import canonical_json
-from .prompts import wire_messages
+from ..canonical import canonical_json
+from ..prompts import wire_messages
 
 _PCTS = (50, 90, 99)
 

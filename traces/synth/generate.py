@@ -7,7 +7,7 @@ turn). `--scale X` scales the trajectory and turn counts (scale 0.02 is a tiny d
 
 The recorded answers are as long as the reference model's (SPEC §9: the OSL band is built on its
 mean output per turn), about 420 Qwen3.6 tokens per assistant turn counting reasoning, content
-and tool-call arguments, long-tailed per turn (`synth_text`), so a perfect model replaying the set
+and tool-call arguments, long-tailed per turn (`text`), so a perfect model replaying the set
 passes the OSL gate.
 
 Determinism: everything is drawn from `random.Random(seed)`-derived generators (one per
@@ -23,11 +23,11 @@ import random
 from dataclasses import dataclass
 from typing import Iterator
 
-from .errors import TraceError
-from .formats.mlperf_jsonl import write
-from .model import Trajectory
-from .synth_coding import coding_trajectory, coding_ids
-from .synth_workflow import WorkflowWorld, workflow_trajectory
+from ..errors import TraceError
+from ..formats.mlperf_jsonl import write
+from ..model import Trajectory
+from .coding import coding_trajectory, coding_ids
+from .workflow import WorkflowWorld, workflow_trajectory
 
 #: Facts of the official set (SPEC §2).
 OFFICIAL_CODING = 113

@@ -1,7 +1,7 @@
 """`traces stats`: what a built dataset asks of a server — lengths, context growth, delays, reuse.
 
 One pass over the shards collects per-turn facts (ISL, delta, expected OSL, delay) and each salt
-mode's block-hash streams (traces.analysis_reuse); the numbers are then pure functions of those.
+mode's block-hash streams (`reuse`); the numbers are then pure functions of those.
 Lengths are in tokens when the shards carry token columns or a tokenizer is given, else in
 characters of the canonical prompt (the documented fallback unit "chars"). Percentiles take an
 observed value (numpy `method="lower"`, as SPEC §8.5). The result is a plain dict, written as
@@ -17,12 +17,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .analysis_cache import ideal_reuse, lru_curve
-from .analysis_lengths import Facts, TurnLengths, domain_tables, growth
-from .analysis_reuse import MAX_BLOCK_SIZE, InstanceStream, encode_units, instance_streams, plan_within, prompt_plan, salted_system, system_segment
-from .errors import TraceError
-from .salt import SALT_MODES
-from .shards import Shards
+from .cache import ideal_reuse, lru_curve
+from .lengths import Facts, TurnLengths, domain_tables, growth
+from .reuse import MAX_BLOCK_SIZE, InstanceStream, encode_units, instance_streams, plan_within, prompt_plan, salted_system, system_segment
+from ..errors import TraceError
+from ..salt import SALT_MODES
+from ..contract import to_json
+from ..shards import Shards
 
 STATS_FILE = "stats.json"
 #: Salt modes compared by the reuse analysis, official first.
@@ -53,12 +54,12 @@ def _encoder_and_counter(sh: Shards, tokenizer: Any | None) -> tuple[str, Callab
     """(reuse unit, segment encoder, counter for missing token columns)."""
     if tokenizer is not None:
         return "tokens", tokenizer.encode, tokenizer
-    tok = sh.manifest.get("tokenizer")
+    tok = sh.manifest.tokenizer
     if tok:
         try:
-            from .tokenizers import load_tokenizer
+            from ..tokenizers import load_tokenizer
 
-            loaded = load_tokenizer(tok["name"])
+            loaded = load_tokenizer(tok.name)
             return "tokens", loaded.encode, None
         except TraceError:  # the build's tokenizer needs a path we do not have: reuse falls back to chars
             pass
@@ -76,14 +77,14 @@ def compute_stats(shards_dir: str | Path, *, tokenizer: Any | None = None, optio
     opts.check()
     sh = Shards(shards_dir)
     unit, encode, counter = _encoder_and_counter(sh, tokenizer)
-    length_unit = "tokens" if (counter is not None or sh.manifest.get("tokenizer")) else "chars"
+    length_unit = "tokens" if (counter is not None or sh.manifest.tokenizer) else "chars"
     facts = Facts()
     streams: dict[str, list[InstanceStream]] = {m: [] for m in opts.salt_modes}
     errors: dict[str, str] = {}
     within = [0, 0]  # exact message-level (reused, total) under the build's salt
-    built = sh.manifest.get("tokenizer") or {}
-    columns_ok = counter is None or built.get("fingerprint") == getattr(counter, "fingerprint", None)
-    seed = sh.options.get("seed", 0)
+    built = sh.manifest.tokenizer
+    columns_ok = counter is None or (built is not None and built.fingerprint == getattr(counter, "fingerprint", None))
+    seed = sh.options.seed
     for inst in sh:
         lengths = TurnLengths(counter, columns_ok and inst.turns[0].isl_tokens is not None)
         plan = prompt_plan(sh, inst, lengths)
@@ -119,15 +120,15 @@ def compute_stats(shards_dir: str | Path, *, tokenizer: Any | None = None, optio
             progress(len(inst.turns))
     sh.close()
     return {
-        "dataset": {"name": sh.manifest.get("name"), "content_hash": sh.content_hash, "salt": sh.options["salt"],
-                    "history_marker": sh.history_marker, "tokenizer": sh.manifest.get("tokenizer")},
+        "dataset": {"name": sh.manifest.name, "content_hash": sh.content_hash, "salt": sh.options.salt,
+                    "history_marker": sh.history_marker, "tokenizer": to_json(sh.manifest.tokenizer)},
         "units": {"lengths": length_unit, "reuse": unit},
         "options": {"block_size": opts.block_size, "concurrency": opts.concurrency},
         "domains": domain_tables(facts),
         "growth": growth(facts),
         "reuse": _reuse(streams, errors, opts),
         "reuse_exact_within": {"unit": unit, "reused": within[0], "total": within[1], "fraction": _frac(*within)},
-        "lru": _lru(streams, errors, sh.options["salt"], opts),
+        "lru": _lru(streams, errors, sh.options.salt, opts),
     }
 
 
@@ -191,8 +192,8 @@ class StatsResult:
 def analyse(shards_dir: str | Path, out_dir: str | Path | None = None, *, tokenizer: Any | None = None,
             options: StatsOptions | None = None, progress: Callable[[int], None] | None = None) -> StatsResult:
     """`traces stats`: compute the statistics and, given `out_dir`, write stats.json and plots."""
-    from .analysis_plots import write_plots
-    from .outdir import make_dir
+    from .plots import write_plots
+    from ..outdir import make_dir
 
     if out_dir is not None:
         make_dir(Path(out_dir))  # an unwritable --out fails before the analysis, not after it

@@ -5,7 +5,7 @@ The tree has SGLang RadixAttention's shape: a turn touches its whole path, then 
 used leaf loses its *last* blocks first (vLLM frees a sequence's tail blocks first too), so what
 stays cached of a trajectory is always a prefix. Nodes are runs of blocks, not blocks, and a
 trajectory that grows extends its own leaf in place, so a turn costs a few tree steps whatever
-its length. Blocks are compared by chained hash (traces.analysis_reuse), so a run of equal last
+its length. Blocks are compared by chained hash (`reuse`), so a run of equal last
 hashes is a run of equal prefixes and one comparison decides a whole run.
 
 Replay order: C slots each take the next instance from one FIFO and send its turns one per round.
@@ -21,7 +21,7 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from .analysis_reuse import InstanceStream
+from .reuse import InstanceStream
 
 
 def closed_loop_order(lengths: Sequence[int], concurrency: int) -> Iterator[tuple[int, int]]:

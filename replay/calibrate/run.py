@@ -1,6 +1,6 @@
 """`replay calibrate`: measure the harness's own limits against a zero-latency loopback server.
 
-Two phases, each against a fresh `replay.calserver` process (never the client's event loop):
+Two phases, each against a fresh `replay.calibrate.server` process (never the client's event loop):
 1. throughput — the server streams as fast as it can; we report streamed chunks/s and turns/s,
    per worker and per client CPU-second (`time.process_time()` of the client processes only);
 2. timing — the server paces its decode ticks so our client sits near `TARGET_LOAD` of a core at
@@ -11,7 +11,7 @@ Comparison clients (`COMPARE`) run the same phases against the same server setti
 Client processes are spawned with `multiprocessing` and released together by a barrier. The
 throughput phase runs as many server processes as client workers (one shared port), so the
 server is less often the bottleneck. The server spreads answer lengths so streams do not run in
-lockstep (see `replay.calserver`). Each slot's first turn is left out of the timing error: it
+lockstep (see `replay.calibrate.server`). Each slot's first turn is left out of the timing error: it
 overlaps the burst of connection setups at the start and says nothing about steady state.
 """
 
@@ -31,12 +31,12 @@ from typing import Any, Callable
 import httpx
 import numpy as np
 
-from .client import StreamClient
-from .errors import ReplayError
-from .transport import FastTransport
+from ..client import StreamClient
+from ..errors import ReplayError
+from ..transport import FastTransport
 
 TARGET_LOAD = 0.4  # fraction of one core the timing phase aims the client at
-_ABENCH_DRIVER = Path(__file__).with_name("_abench_driver.py")
+_ABENCH_DRIVER = Path(__file__).with_name("abench_driver.py")
 _BODY_BASE = {"model": "cal", "messages": [{"role": "user", "content": "hi"}], "stream": True,
               "stream_options": {"include_usage": True}}
 
@@ -181,20 +181,20 @@ COMPARE: dict[str, Callable[..., list[dict[str, Any]]]] = {
 
 # ---- the server process
 class _Server:
-    """`procs` calserver processes sharing one port, killed on exit."""
+    """`procs` calibration server processes sharing one port, killed on exit."""
 
     def __init__(self, tokens: int, interval_s: float, procs: int = 1) -> None:
         self.procs: list[subprocess.Popen[str]] = []
         port = 0
         try:
             for _ in range(procs):
-                proc = subprocess.Popen([sys.executable, "-m", "replay.calserver", "--tokens", str(tokens),
+                proc = subprocess.Popen([sys.executable, "-m", "replay.calibrate.server", "--tokens", str(tokens),
                                          "--interval-ms", repr(interval_s * 1000), "--port", str(port)],
                                         stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent)
                 self.procs.append(proc)
                 line = proc.stdout.readline() if proc.stdout else ""
                 if not line.startswith("PORT "):
-                    raise ReplayError("the calibration server did not start (python -m replay.calserver); is trajbench installed?")
+                    raise ReplayError("the calibration server did not start (python -m replay.calibrate.server); is trajbench installed?")
                 port = int(line.split()[1])
         except BaseException:
             self.__exit__()

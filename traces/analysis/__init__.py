@@ -1,0 +1,21 @@
+"""Dataset analysis: lengths and context growth, prefix reuse under each salt mode, an LRU
+KV-cache simulation, the statistics file, its tables and its plots (`trajbench traces stats`)."""
+
+from __future__ import annotations
+
+from .plots import write_plots
+from .stats import STATS_FILE, StatsOptions, StatsResult, analyse, compute_stats, default_cache_sizes, write_stats
+from .table import fmt_number, stats_tables
+
+__all__ = [
+    "STATS_FILE",
+    "StatsOptions",
+    "StatsResult",
+    "analyse",
+    "compute_stats",
+    "default_cache_sizes",
+    "fmt_number",
+    "stats_tables",
+    "write_plots",
+    "write_stats",
+]
