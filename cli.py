@@ -1,33 +1,36 @@
-"""The `trajbench` command line: a thin click layer over the traces, replay and eval libraries.
+"""The `trajbench` command line: a thin click layer over the traces, replay and eval libraries
+and the cross-package jobs (`jobs`).
 
-Each command parses options, calls one library function and prints. `main` is the one error
-boundary: the packages' own errors become `Error: …` with exit code 1 (or the error's own
-`exit_code`, e.g. 3 when every turn of a replay failed), never a traceback.
+Each command parses options, calls one library function and prints what it returns; it never
+exits by itself. `main` is the one error boundary: the packages' own errors become `Error: …`
+with exit code 1 (or the error's own `exit_code`: 3 when every turn of a replay failed, 130 or
+143 for an interrupted run), a failed gate exits 1 after its verdict, never a traceback.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
+import os
+import shlex
 import signal
 import sys
 import threading
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any, Callable, TypeVar
 
 import click
 
+import eval as evaluation
+import jobs
+import replay
 import traces
-from eval.swebench.run import RUNTIMES as SWEBENCH_RUNTIMES  # light: imports none of the extra
-from traces.formats import FORMATS
+from eval.swebench import RUNTIMES as SWEBENCH_RUNTIMES  # light: imports none of the extra
 
-
-def _known_errors() -> tuple[type[BaseException], ...]:
-    errors: list[type[BaseException]] = [traces.TraceError]
-    for module, name in (("replay", "ReplayError"), ("eval", "EvalError")):
-        try:
-            errors.append(getattr(__import__(module), name))
-        except (ImportError, AttributeError):
-            pass
-    return tuple(errors)
+F = TypeVar("F", bound=Callable[..., Any])
+KNOWN_ERRORS = (traces.TraceError, replay.ReplayError, evaluation.EvalError)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -47,7 +50,7 @@ def traces_group() -> None:
 
 
 FORMAT_OPTION = click.option(
-    "--format", "fmt", type=click.Choice(sorted(FORMATS)), default="mlperf-jsonl", show_default=True,
+    "--format", "fmt", type=click.Choice(sorted(traces.FORMATS)), default="mlperf-jsonl", show_default=True,
     help="Input trace format.",
 )
 
@@ -56,7 +59,7 @@ FORMAT_OPTION = click.option(
 @click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @FORMAT_OPTION
 def traces_validate(sources: tuple[str, ...], fmt: str) -> None:
-    """Check SOURCES against the dataset rules (SPEC §2) and list every violation."""
+    """Check SOURCES against the dataset rules (docs/dataset-format.md) and list every violation."""
     n_traj, n_turns, errors = traces.validate_sources(sources, fmt)
     for err in errors:
         click.echo(str(err), err=True)
@@ -71,7 +74,7 @@ def traces_validate(sources: tuple[str, ...], fmt: str) -> None:
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Shard folder to create.")
 @click.option("--name", default=None, help="Dataset name (shard file stem); default: the folder name.")
 @click.option("--repeats", default=1, show_default=True, type=click.IntRange(min=1), help="Passes over the dataset to materialise.")
-@click.option("--salt", type=click.Choice(traces.SALT_MODES), default="mlperf", show_default=True, help="Cache-isolation salting (SPEC §4); strong is research-only.")
+@click.option("--salt", type=click.Choice(traces.SALT_MODES), default="mlperf", show_default=True, help="Cache-isolation salting (docs/salting.md); strong is research-only.")
 @click.option("--seed", default=0, show_default=True, help="Seed of --salt strong.")
 @click.option("--no-history-marker", is_flag=True, help="Send byte-identical reference prompts (no history marker, docs/history-marker.md).")
 @click.option("--tokenizer", default=None, help="Fill token columns: NAME or NAME:PATH (see `trajbench tokenizers`).")
@@ -95,7 +98,7 @@ def traces_build(sources: tuple[str, ...], fmt: str, out: str, name: str | None,
     click.echo(f"content hash {m.content_hash}")
 
 
-def _load_counter(spec: str | None):  # type: ignore[no-untyped-def]
+def _load_counter(spec: str | None) -> Any:
     if spec is None:
         return None
     from traces.tokenizers import load_tokenizer
@@ -119,14 +122,12 @@ def traces_verify(shards_dir: str, files_only: bool) -> None:
 @click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--trajectory", "trajectory_id", required=True, help="Source conversation id.")
 @click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1))
-@click.option("--turn", required=True, type=int, help="The dataset's turn number of a client row (SPEC §1).")
+@click.option("--turn", required=True, type=int, help="The dataset's turn number of a client row (docs/dataset-format.md).")
 @click.option("--profile", default="kimi-k3", show_default=True, help="Model profile whose request parameters are used.")
 @click.option("--model", default=None, help="Served model name, if not the profile's.")
 def traces_show(shards_dir: str, trajectory_id: str, repeat: int, turn: int, profile: str, model: str | None) -> None:
     """Print the exact JSON body replay will send for one turn."""
-    from traces.show import turn_body
-
-    body = turn_body(shards_dir, trajectory_id, repeat, turn, traces.get_profile(profile), model=model)
+    body = traces.turn_body(shards_dir, trajectory_id, repeat, turn, traces.get_profile(profile), model=model)
     click.echo(json.dumps(body, indent=2, ensure_ascii=False))
 
 
@@ -137,9 +138,7 @@ def traces_show(shards_dir: str, trajectory_id: str, repeat: int, turn: int, pro
 @click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1))
 def traces_export(shards_dir: str, fmt: str, out: str, repeat: int) -> None:
     """Write built shards back out as official flat rows."""
-    from traces.export import export_jsonl
-
-    n = export_jsonl(shards_dir, out, repeat=repeat)
+    n = traces.export_jsonl(shards_dir, out, repeat=repeat)
     click.echo(f"wrote {n} rows to {out}")
 
 
@@ -182,8 +181,7 @@ def traces_stats(shards_dir: str, tokenizer: str | None, out: str | None, block_
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from traces.analysis import StatsOptions, analyse
-    from traces.analysis import stats_tables
+    from traces.analysis import StatsOptions, analyse, stats_tables
 
     opts = StatsOptions(block_size=block_size, concurrency=concurrency, cache_sizes=_sizes(cache_sizes))
     counter = _load_counter(tokenizer)
@@ -210,10 +208,9 @@ def traces_stats(shards_dir: str, tokenizer: str | None, out: str | None, block_
 def traces_card(shards_dir: str, out: str, license_: str, version: str, summary: str | None, build: tuple[str, ...], tokenizer: str | None, block_size: int, concurrency: int) -> None:
     """Write the data card of built shards: YAML front matter from the manifest, fixed sections, plots."""
     from traces.analysis import StatsOptions
-    from traces.cards import write_card
 
     opts = StatsOptions(block_size=block_size, concurrency=concurrency)
-    path = write_card(shards_dir, out, version=version, license=license_, summary=summary, build=build, tokenizer=_load_counter(tokenizer), options=opts)
+    path = traces.write_card(shards_dir, out, version=version, license=license_, summary=summary, build=build, tokenizer=_load_counter(tokenizer), options=opts)
     click.echo(f"wrote {path}")
 
 
@@ -223,12 +220,61 @@ def replay_group() -> None:
     """Replay shards closed-loop against an endpoint; sweep concurrency; calibrate the harness."""
 
 
-def _run_options(f):  # type: ignore[no-untyped-def]
-    """The options `replay run` and `replay sweep` share (all but concurrency and --out)."""
+@dataclass(frozen=True)
+class RunOptions:
+    """The options `replay run` and `replay sweep` share (all but concurrency and --out), as
+    parsed; `config` turns them into the library's `RunConfig`."""
+
+    shards_dir: str
+    endpoint: str | None
+    profile: str
+    model: str | None
+    num_trajectories: int | None
+    no_delays: bool
+    stop_at_window_end: bool
+    turn_timeout: float
+    drain_timeout: float
+    headers: tuple[str, ...]
+    no_session_header: bool
+    workers: int
+    overwrite: bool
+    tokenizer: str | None
+    api_key_env: str
+    sim_args: str
+    max_completion_tokens: int | None
+    skip_preflight: bool
+    max_response_mb: int
+    max_event_mb: int
+    max_header_kb: int
+
+    def config(self, concurrency: int, out: str | None, *, overwrite: bool | None = None) -> replay.RunConfig:
+        if self.no_session_header and self.headers:
+            raise click.UsageError("--header and --no-session-header exclude each other")
+        from replay.sim import config_from_args
+
+        return replay.RunConfig(
+            shards=self.shards_dir, endpoint=self.endpoint, profile=self.profile, model=self.model, concurrency=concurrency,
+            num_trajectories=self.num_trajectories, inject_delays=not self.no_delays, stop_at_window_end=self.stop_at_window_end,
+            turn_timeout=self.turn_timeout, drain_timeout=self.drain_timeout,
+            headers=() if self.no_session_header else (self.headers or replay.DEFAULT_HEADERS), workers=self.workers, out=out,
+            overwrite=self.overwrite if overwrite is None else overwrite, tokenizer=self.tokenizer,
+            api_key=os.environ.get(self.api_key_env) or None,
+            sim=config_from_args(shlex.split(self.sim_args)) if self.sim_args.strip() else None,
+            max_completion_tokens=self.max_completion_tokens, skip_preflight=self.skip_preflight,
+            limits=replay.ResponseLimits(max_header_bytes=self.max_header_kb << 10, max_event_bytes=self.max_event_mb << 20,
+                                         max_response_bytes=self.max_response_mb << 20),
+        )
+
+
+_RUN_OPTION_NAMES = tuple(f.name for f in fields(RunOptions))
+
+
+def run_options(f: F) -> F:
+    """Add the shared options to a command and hand it one `RunOptions` (as `opts`)."""
     options = [
         click.argument("shards_dir", type=click.Path(exists=True, file_okay=False)),
         click.option("--endpoint", default=None, help="Base URL of an OpenAI-compatible server (default: start the embedded simulator)."),
-        click.option("--profile", default="kimi-k3", show_default=True, type=click.Choice(sorted(traces.profiles())), help="Model profile: fixed sampling parameters (SPEC §3)."),
+        click.option("--profile", default="kimi-k3", show_default=True, type=click.Choice(sorted(traces.profiles())), help="Model profile: fixed sampling parameters (docs/requests.md)."),
         click.option("--model", default=None, help="Served model name, if not the profile's."),
         click.option("--trajectories", "num_trajectories", default=None, type=click.IntRange(min=1), help="Trajectory instances to start (default: one pass over the shards)."),
         click.option("--no-delays", is_flag=True, help="Skip the recorded inter-turn delays (not official)."),
@@ -241,37 +287,23 @@ def _run_options(f):  # type: ignore[no-untyped-def]
         click.option("--overwrite", is_flag=True, help="Reuse an existing run folder."),
         click.option("--tokenizer", default=None, help="Count output tokens client-side with NAME or NAME:PATH when the server sends no usage."),
         click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True, help="Environment variable holding the bearer token; the key is never written anywhere."),
-        click.option("--sim-args", default="", help="Options of the embedded simulator, e.g. \"--osl-mean 64 --seed 1\"."),
+        click.option("--sim-args", default="", help="Options of the embedded simulator, e.g. \"--osl-mean 64 --seed 1\" (see `trajbench serve-sim --help`)."),
         click.option("--max-completion-tokens", default=None, type=click.IntRange(min=1), help="Override the profile's output cap (e.g. a tiny model in CI; not official)."),
         click.option("--skip-preflight", is_flag=True, help="Start without first checking the endpoint (models list and one tiny request)."),
         click.option("--max-response-mb", default=64, show_default=True, type=click.IntRange(min=1), help="Cap on everything one turn's response may send; beyond it the turn fails (too_large)."),
         click.option("--max-event-mb", default=8, show_default=True, type=click.IntRange(min=1), help="Cap on one SSE line or event of a response (too_large beyond it)."),
         click.option("--max-header-kb", default=64, show_default=True, type=click.IntRange(min=1), help="Cap on a response's status line and headers (too_large beyond it)."),
     ]
+
+    @functools.wraps(f)
+    def command(**kw: Any) -> Any:
+        opts = RunOptions(**{name: kw.pop(name) for name in _RUN_OPTION_NAMES})
+        return f(opts=opts, **kw)
+
+    wrapped: Any = command
     for option in reversed(options):
-        f = option(f)
-    return f
-
-
-def _run_config(shards_dir: str, concurrency: int, out: str | None, **kw):  # type: ignore[no-untyped-def]
-    import os
-    import shlex
-
-    from replay.config import DEFAULT_HEADERS, ResponseLimits, RunConfig
-
-    if kw["no_session_header"] and kw["headers"]:
-        raise click.UsageError("--header and --no-session-header exclude each other")
-    return RunConfig(
-        shards=shards_dir, endpoint=kw["endpoint"], profile=kw["profile"], model=kw["model"], concurrency=concurrency,
-        num_trajectories=kw["num_trajectories"], inject_delays=not kw["no_delays"], stop_at_window_end=kw["stop_at_window_end"],
-        turn_timeout=kw["turn_timeout"], drain_timeout=kw["drain_timeout"],
-        headers=() if kw["no_session_header"] else (kw["headers"] or DEFAULT_HEADERS), workers=kw["workers"], out=out,
-        overwrite=kw["overwrite"], tokenizer=kw["tokenizer"], api_key=os.environ.get(kw["api_key_env"]) or None,
-        sim_args=tuple(shlex.split(kw["sim_args"])), max_completion_tokens=kw["max_completion_tokens"],
-        skip_preflight=kw["skip_preflight"],
-        limits=ResponseLimits(max_header_bytes=kw["max_header_kb"] << 10, max_event_bytes=kw["max_event_mb"] << 20,
-                              max_response_bytes=kw["max_response_mb"] << 20),
-    )
+        wrapped = option(wrapped)
+    return wrapped  # type: ignore[no-any-return]
 
 
 _RUN_EXIT_CODES = """
@@ -295,74 +327,48 @@ _RUN_EXIT_CODES = """
 """
 
 
-def _exit_codes(f):  # type: ignore[no-untyped-def]
+def _exit_codes(f: F) -> F:
     f.__doc__ = (f.__doc__ or "").rstrip() + "\n" + _RUN_EXIT_CODES
     return f
 
 
 @replay_group.command("run")
-@_run_options
+@run_options
 @click.option("--concurrency", "-c", default=1, show_default=True, type=click.IntRange(min=1), help="Slots (simulated users), each with at most one request in flight.")
 @click.option("--out", default=None, type=click.Path(file_okay=False), help="Run folder (default: trajbench-runs/<time>-c<C>).")
 @_exit_codes
-def replay_run(shards_dir: str, concurrency: int, out: str | None, **kw: object) -> None:
+def replay_run(opts: RunOptions, concurrency: int, out: str | None) -> None:
     """Replay SHARDS_DIR closed-loop and write a run folder (records, summary, report), then
     score its inline accuracy and OSL gate."""
-    import asyncio
-
-    from eval.gates import evaluate_point
-    from replay.run import run_replay
-    from replay.summary import RunOutcome
-
-    run_dir = asyncio.run(run_replay(_run_config(shards_dir, concurrency, out, **kw)))
-    click.echo((run_dir / "report.txt").read_text("utf-8"), nl=False)
-    outcome = RunOutcome.read(run_dir)
-    if outcome.all_failed:  # the gates would only say there is nothing to score
-        click.echo(f"run folder: {run_dir}")
-        raise outcome.failure(run_dir)
-    for line in evaluate_point(run_dir):
+    result = asyncio.run(jobs.scored_run(opts.config(concurrency, out)))
+    click.echo((result.run_dir / replay.REPORT_FILE).read_text("utf-8"), nl=False)
+    for line in result.verdict.lines() if result.verdict is not None else []:
         click.echo(line)
-    click.echo(f"run folder: {run_dir}")
-    if outcome.interrupted:
-        click.echo("Interrupted: issuing stopped early; the results cover the turns that finished.", err=True)
-        sys.exit(130)
+    click.echo(f"run folder: {result.run_dir}")
+    if result.outcome.all_failed:  # there was nothing to score
+        raise result.outcome.failure(result.run_dir)
+    if result.outcome.interrupted:
+        raise replay.Interrupted("issuing stopped early; the results cover the turns that finished", 130)
 
 
 @replay_group.command("sweep")
-@_run_options
+@run_options
 @click.option("--concurrency", "-c", "concurrency_list", default=None, help="Comma-separated concurrencies, e.g. 1,2,4,8,16.")
 @click.option("--regions", is_flag=True, help="Place >= 7 points over log2 regions up to --max-concurrency (1 + 3 + 3).")
 @click.option("--max-concurrency", default=64, show_default=True, type=click.IntRange(min=1), help="Top of --regions.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Sweep folder; rerun the same command to resume it.")
 @_exit_codes
-def replay_sweep(shards_dir: str, concurrency_list: str | None, regions: bool, max_concurrency: int, out: str, **kw: object) -> None:
+def replay_sweep(opts: RunOptions, concurrency_list: str | None, regions: bool, max_concurrency: int, out: str) -> None:
     """One full replay per concurrency (each scored for accuracy), resumable; then `trajbench report`.
 
     Ctrl-C or SIGTERM drains the running point, marks it interrupted in sweep.json and stops the
     sweep (exit 130 or 143); a point where every turn failed stops it too (exit 3). The same
     command resumes the sweep, rerunning that point."""
-    import asyncio
-
-    from eval.gates import evaluate_point
-    from replay.pareto import region_concurrencies
-    from replay.sweep import parse_concurrencies, run_sweep
-
     if regions == (concurrency_list is not None):
         raise click.UsageError("give exactly one of --concurrency LIST or --regions")
-    levels = region_concurrencies(max_concurrency) if regions else parse_concurrencies(concurrency_list or "")
-
-    def after_point(run_dir: Path) -> None:
-        for line in evaluate_point(run_dir):
-            click.echo(f"  {line}")
-
-    from replay.errors import Interrupted
-
-    kw["overwrite"] = True  # a sweep manages its own point folders
-    try:
-        folder = asyncio.run(run_sweep(_run_config(shards_dir, 1, None, **kw), levels, out, after_point=after_point, echo=click.echo))
-    except Interrupted as exc:
-        click.echo(f"Interrupted: {exc}", err=True)
-        sys.exit(exc.exit_code)
+    levels = replay.region_concurrencies(max_concurrency) if regions else replay.parse_concurrencies(concurrency_list or "")
+    # overwrite: a sweep manages its own point folders
+    folder = asyncio.run(jobs.scored_sweep(opts.config(1, None, overwrite=True), levels, out, echo=click.echo))
     click.echo(f"sweep folder: {folder}  (next: trajbench report {folder} --out REPORT_DIR)")
 
 
@@ -402,24 +408,25 @@ SHARDS_OVERRIDE = click.option("--shards", default=None, type=click.Path(exists=
 @click.option("--rules", default=None, type=click.Path(exists=True, dir_okay=False), help="Scoring rules JSON (default: the official eval/data/scoring.json).")
 @click.option("--json", "as_json", is_flag=True, help="Print scores.json's summary (without per_turn) as JSON.")
 def eval_inline(run_dir: str, shards: str | None, rules: str | None, as_json: bool) -> None:
-    """Inline accuracy of RUN_DIR (SPEC §9.2) from its records; writes RUN_DIR/scores.json.
+    """Inline accuracy of RUN_DIR (docs/accuracy.md) from its records; writes RUN_DIR/scores.json.
 
     Exits 1 when the score is below the profile's threshold; warns when RUN_DIR is a partial
     run (interrupted, crashed, or fewer turns than planned)."""
-    from eval.inline import score_run, summary_lines
-    from eval.rundir import partial_run
+    _warn_partial(run_dir)
+    res = evaluation.score_run(run_dir, shards=shards, rules=rules)
+    if as_json:
+        click.echo(json.dumps({k: v for k, v in res.to_json().items() if k != "per_turn"}, indent=2))
+    else:
+        click.echo("\n".join(evaluation.inline_lines(res)))
+        click.echo(f"wrote {Path(run_dir) / evaluation.SCORES_FILE}")
+    if res.passed is False:
+        raise evaluation.GateFailed("inline accuracy below the threshold")
 
-    note = partial_run(run_dir)
+
+def _warn_partial(run_dir: str) -> None:
+    note = evaluation.partial_run(run_dir)
     if note:
         click.echo(f"Warning: {note}", err=True)
-    res = score_run(run_dir, shards=shards, rules=rules)
-    if as_json:
-        click.echo(json.dumps({k: v for k, v in res.items() if k != "per_turn"}, indent=2))
-    else:
-        click.echo("\n".join(summary_lines(res)))
-        click.echo(f"wrote {Path(run_dir) / 'scores.json'}")
-    if res["passed"] is False:
-        sys.exit(1)
 
 
 @eval_group.command("osl")
@@ -434,16 +441,11 @@ def eval_osl(run_dir: str, profile: str | None, shards: str | None, tokenizer: s
     Output tokens are counted as the reference counts them (the chat template's count of each
     answer) when a tokenizer is available, else from the server's usage; both are recorded.
     Exits 1 when the window mean is outside the band."""
-    from eval.osl import osl_gate, summary_lines
-    from eval.rundir import partial_run
-
-    note = partial_run(run_dir)
-    if note:
-        click.echo(f"Warning: {note}", err=True)
-    res = osl_gate(run_dir, profile=profile, shards=shards, tokenizer=tokenizer)
-    click.echo(json.dumps(res, indent=2) if as_json else "\n".join(summary_lines(res)))
-    if res["passed"] is False:
-        sys.exit(1)
+    _warn_partial(run_dir)
+    res = evaluation.osl_gate(run_dir, profile=profile, shards=shards, tokenizer=tokenizer)
+    click.echo(json.dumps(res.to_json(), indent=2) if as_json else "\n".join(evaluation.osl_lines(res)))
+    if res.passed is False:
+        raise evaluation.GateFailed("mean output length outside the band")
 
 
 @eval_group.command("check")
@@ -453,12 +455,10 @@ def eval_osl(run_dir: str, profile: str | None, shards: str | None, tokenizer: s
 @click.option("--profile", default=None, type=click.Choice(sorted(traces.profiles())), help="The submission's model profile (default: the runs').")
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 def eval_check(run_dirs: tuple[str, ...], swebench: tuple[str, ...], expected_hash: str | None, profile: str | None, as_json: bool) -> None:
-    """Compliance of a submission (SPEC §11): every check of every run folder RUN_DIRS."""
-    from eval.compliance import check_submission, report
-
-    checks = check_submission(run_dirs, swebench=swebench, expected_hash=expected_hash, profile=profile)
+    """Compliance of a submission (docs/compliance.md): every check of every run folder RUN_DIRS."""
+    checks = evaluation.check_submission(run_dirs, swebench=swebench, expected_hash=expected_hash, profile=profile)
     if as_json:
-        click.echo(json.dumps(report(checks), indent=2))
+        click.echo(json.dumps(evaluation.compliance_json(checks), indent=2))
     else:
         from rich.console import Console
         from rich.table import Table
@@ -469,9 +469,7 @@ def eval_check(run_dirs: tuple[str, ...], swebench: tuple[str, ...], expected_ha
         Console(width=max(120, Console().width)).print(table)
     failed = sum(not c.passed for c in checks)
     if failed:
-        import eval as eval_pkg
-
-        raise eval_pkg.EvalError(f"{failed} of {len(checks)} compliance checks failed")
+        raise evaluation.EvalError(f"{failed} of {len(checks)} compliance checks failed")
 
 
 @eval_group.command("swebench")
@@ -490,7 +488,7 @@ def eval_check(run_dirs: tuple[str, ...], swebench: tuple[str, ...], expected_ha
 @click.option("--step-limit", default=None, type=click.IntRange(min=1), help="Agent step limit (default: mini-swe-agent's SWE-bench config).")
 @click.option("--test-timeout", default=1800, show_default=True, type=click.IntRange(min=1), help="Seconds for one instance's tests.")
 def eval_swebench(dataset: str, endpoint: str, profile: str, instances: int, workers: int, runtime: str, repos: str | None, out: str, resume: bool, model: str | None, api_key_env: str, concurrency: int | None, step_limit: int | None, test_timeout: int) -> None:
-    """Standalone SWE-bench Verified run (SPEC §9.3): mini-swe-agent against ENDPOINT, graded by
+    """Standalone SWE-bench Verified run (docs/accuracy.md): mini-swe-agent against ENDPOINT, graded by
     the swebench harness. Needs `pip install 'trajbench[swebench]'`."""
     from eval.swebench import RichReporter, SwebenchOptions, run_swebench
 
@@ -520,7 +518,7 @@ def eval_swebench_mean(run_dirs: tuple[str, ...]) -> None:
     for note in res.notes:
         click.echo(f"note: {note}")
     if not res.passed:
-        sys.exit(1)
+        raise evaluation.GateFailed("mean SWE-bench score below the threshold")
 
 
 # ---------------------------------------------------------------- tokenizers
@@ -583,25 +581,21 @@ def _label_dirs(dirs: tuple[str, ...], labels: tuple[str, ...]) -> list[tuple[st
 @click.option("--power-watts", type=click.FloatRange(min=0, min_open=True), default=None, help="System power in W: adds tok/s per watt.")
 def report(dirs: tuple[str, ...], out: str, labels: tuple[str, ...], cost_per_hour: float | None, power_watts: float | None) -> None:
     """Pareto step curve and comparison report from run or sweep folders DIRS."""
-    from replay.report import build_report
-
     inputs = _label_dirs(dirs, labels)
     if not inputs:
         raise click.UsageError("give at least one run or sweep folder")
-    page = build_report(inputs, Path(out), cost_per_hour=cost_per_hour, power_watts=power_watts)
+    page = jobs.build_report(inputs, Path(out), cost_per_hour=cost_per_hour, power_watts=power_watts)
     click.echo(f"report: {page}")
 
 
 # ---------------------------------------------------------------- serve-sim
-def _sim_options(command):  # type: ignore[no-untyped-def]
-    """One click option per `replay.sim.config.OPTIONS` entry (python -m replay.sim uses the same table)."""
-    from replay.sim.config import DEFAULTS, OPTIONS, field_name, option_type
+def _sim_options(command: F) -> F:
+    """One click option per `replay.sim.OPTIONS` entry (python -m replay.sim uses the same table)."""
+    from replay.sim import OPTIONS
 
     for opt in reversed(OPTIONS):
-        default = getattr(DEFAULTS, field_name(opt))
-        shown = ",".join(default) if isinstance(default, tuple) else ("unlimited" if default is None and opt.name == "cache-tokens" else default)
-        kind = click.Choice(opt.choices) if opt.choices else option_type(opt)
-        command = click.option(f"--{opt.name}", field_name(opt), type=kind, default=None, metavar=opt.metavar, help=f"{opt.help} [default: {shown}]")(command)
+        kind = click.Choice(opt.choices) if opt.choices else opt.kind
+        command = click.option(f"--{opt.name}", opt.dest, type=kind, default=None, metavar=opt.metavar, help=f"{opt.help} [default: {opt.shown_default}]")(command)
     return command
 
 
@@ -623,11 +617,7 @@ def serve_sim(host: str, port: int, **options: object) -> None:
 def demo(out: str) -> None:
     """The main job end to end, offline, in about a minute: synthetic traces → shards →
     concurrency sweep against the embedded simulator → accuracy gates → Pareto report."""
-    import asyncio
-
-    from eval.demo import run_demo
-
-    asyncio.run(run_demo(out, echo=click.echo))
+    asyncio.run(jobs.run_demo(out, echo=click.echo))
 
 
 class Terminated(KeyboardInterrupt):
@@ -640,26 +630,29 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point and the one error boundary.
+    """Console entry point and the one error boundary (the only place that exits).
 
-    Exit codes: 0 success, 1 an error (printed as `Error: …`) or a failed gate, 2 a usage
-    error, 130 interrupted by Ctrl-C (SIGINT), 143 terminated by SIGTERM."""
-    known = _known_errors()
+    Exit codes: 0 success, 1 an error (printed as `Error: …`) or a failed gate (after its
+    verdict), 2 a usage error, 3 every turn of a run failed, 130 interrupted by Ctrl-C (SIGINT),
+    143 terminated by SIGTERM."""
     previous = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
     if previous is not None:
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         cli.main(args=argv, prog_name="trajbench", standalone_mode=False)
     except click.exceptions.Abort as exc:  # click turns Ctrl-C (and so our SIGTERM) into Abort
-        if isinstance(exc.__cause__, Terminated):
-            click.echo("Terminated.", err=True)
-            sys.exit(143)
-        click.echo("Aborted.", err=True)
-        sys.exit(130)
+        terminated = isinstance(exc.__cause__, Terminated)
+        click.echo("Terminated." if terminated else "Aborted.", err=True)
+        sys.exit(143 if terminated else 130)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except known as exc:
+    except evaluation.GateFailed as exc:  # the verdict is printed; the exit code says no
+        sys.exit(exc.exit_code)
+    except replay.Interrupted as exc:
+        click.echo(f"Interrupted: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KNOWN_ERRORS as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(getattr(exc, "exit_code", 1))
     except Terminated:

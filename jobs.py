@@ -1,33 +1,101 @@
-"""`trajbench demo`: the main job end to end, offline, in about a minute.
+"""The jobs a user runs end to end, across traces, replay and eval: a scored run, a scored
+sweep, the report with every point's verdicts, and `trajbench demo`.
 
-A small synthetic trace set → validated → salted shards (with Qwen3.6 token counts) → a
-concurrency sweep against the embedded simulator → inline and OSL gates per point → the Pareto
-report. It lives at the top of the library stack (eval imports replay imports traces) because it
-drives all three; every step is the library call a user would make, nothing is faked. Two
-shortcuts keep it quick, and it says so: recorded delays are skipped, and the simulator's step
-model runs 64x faster than its default. Its answers are the recorded ones (oracle mode: a perfect
-model), so the accuracy gates pass and the numbers show only the serving trade-off.
+It sits beside cli.py, above the three packages (eval imports replay imports traces), because
+each job drives more than one of them; the CLI only parses options and prints what these return.
+
+The demo: a small synthetic trace set → validated → salted shards (with Qwen3.6 token counts) →
+a concurrency sweep against the embedded simulator → inline and OSL gates per point → the Pareto
+report. Every step is the library call a user would make, nothing is faked. Two shortcuts keep it
+quick, and it says so: recorded delays are skipped, and the simulator's step model runs 64x
+faster than its default. Its answers are the recorded ones (oracle mode: a perfect model), so the
+accuracy gates pass and the numbers show only the serving trade-off.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
+import replay
 import traces
-from replay.config import RunConfig
-from replay.report import build_report
-from replay.sweep import run_sweep
+from eval import EvalError, OslResult, Scores, gate_verdicts, inline_lines, osl_gate, osl_lines, score_run
+from replay import RunConfig, RunOutcome
+from replay.sim import config_from_args
 from traces.synth import synthesize
 from traces.tokenizers import load_tokenizer
-
-from .gates import evaluate_point
 
 Echo = Callable[[str], None]
 
 CONCURRENCIES = (1, 2, 4, 8)
 #: The default step model (8 ms base, 0.04 ms/prefill token, 0.1 ms/sequence), 64x faster.
 FAST_SIM = ("--step-base-ms", "0.125", "--prefill-ms-per-token", "0.000625", "--batch-ms-per-seq", "0.0015625")
+
+
+@dataclass(frozen=True)
+class PointVerdict:
+    """The accuracy gates of one Pareto point, run right after its replay (each writes its file
+    into the run folder, which the report reads)."""
+
+    scores: Scores | None
+    osl: OslResult | None
+    problems: list[str] = field(default_factory=list)  # a gate that could not run, and why
+
+    @property
+    def passed(self) -> bool:
+        return self.scores is not None and self.osl is not None and self.scores.passed is not False and self.osl.passed is not False
+
+    def lines(self) -> list[str]:
+        out = inline_lines(self.scores) if self.scores is not None else []
+        out += osl_lines(self.osl) if self.osl is not None else []
+        return out + self.problems
+
+
+def evaluate_point(run_dir: str | Path) -> PointVerdict:
+    """Score inline accuracy and the OSL gate of a run folder."""
+    problems = []
+    scores = osl = None
+    try:
+        scores = score_run(run_dir)
+    except EvalError as exc:  # the run itself is complete; say why this gate has no result
+        problems.append(f"inline score not computed: {exc}")
+    try:
+        osl = osl_gate(run_dir)
+    except EvalError as exc:
+        problems.append(f"OSL gate not computed: {exc}")
+    return PointVerdict(scores, osl, problems)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A finished `replay run`: its folder, how it ended, and its gates (none when every turn
+    failed: there is nothing to score)."""
+
+    run_dir: Path
+    outcome: RunOutcome
+    verdict: PointVerdict | None
+
+
+async def scored_run(config: RunConfig) -> RunResult:
+    run_dir = await replay.run_replay(config)
+    outcome = RunOutcome.read(run_dir)
+    return RunResult(run_dir, outcome, None if outcome.all_failed else evaluate_point(run_dir))
+
+
+async def scored_sweep(base: RunConfig, concurrencies: Sequence[int], out: str | Path, echo: Echo = print) -> Path:
+    """A sweep whose every point is scored as it finishes (its verdict lines echoed)."""
+
+    def after_point(run_dir: Path) -> None:
+        for line in evaluate_point(run_dir).lines():
+            echo(f"  {line}")
+
+    return await replay.run_sweep(base, concurrencies, out, after_point=after_point, echo=echo)
+
+
+def build_report(inputs: list[tuple[str, Path]], out: Path, *, cost_per_hour: float | None = None, power_watts: float | None = None) -> Path:
+    """The Pareto report, every point drawn with its accuracy verdicts."""
+    return replay.build_report(inputs, out, cost_per_hour=cost_per_hour, power_watts=power_watts, gates_of=gate_verdicts)
 
 
 async def run_demo(out: str, echo: Echo = print, *, scale: float = 0.01) -> Path:
@@ -46,14 +114,14 @@ async def run_demo(out: str, echo: Echo = print, *, scale: float = 0.01) -> Path
     echo(f"[3/5] sweeping concurrency {', '.join(map(str, CONCURRENCIES))} against the embedded simulator (oracle answers, delays skipped, 64x time-scaled) …")
     base = RunConfig(
         shards=str(shards_dir), profile="kimi-k3", concurrency=1, inject_delays=False, display=False, overwrite=True,
-        sim_args=("--answers", "oracle", "--shards", str(shards_dir), *FAST_SIM),
+        sim=config_from_args(["--answers", "oracle", "--shards", str(shards_dir), *FAST_SIM]),
     )
 
     def after_point(run_dir: Path) -> None:
-        for line in evaluate_point(run_dir)[:1]:
+        for line in evaluate_point(run_dir).lines()[:1]:
             echo(f"      {line}")
 
-    await run_sweep(base, CONCURRENCIES, sweep_dir, after_point=after_point, echo=lambda m: echo(f"      {m}"))
+    await replay.run_sweep(base, CONCURRENCIES, sweep_dir, after_point=after_point, echo=lambda m: echo(f"      {m}"))
     echo("[4/5] every point scored: inline accuracy (scores.json) and the OSL gate (osl.json)")
     page = build_report([("trajbench-sim", sweep_dir)], out_dir / "report")
     echo(f"[5/5] report: {page}")

@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import traces
+from replay import RunInfo
 
 from .errors import EvalError
 from .inline import score
 from .osl import osl_of
 from .rules import default_rules
 from .rundir import Run, open_run
-from .swebench.errors import SwebenchError
-from .swebench.summary import REGION_RUNS, swebench_mean
+from .swebench import REGION_RUNS, SwebenchError, swebench_mean
 
 #: Body fields that are not sampling parameters of the profile (set per turn or by the client).
 _NOT_SAMPLING = frozenset({"model", "messages", "tools", "stream", "stream_options"})
@@ -85,12 +85,12 @@ def _check_run(run: Run, name: str, expected_hash: str | None, verified: dict[Pa
     out.append(_check_target(cfg, point))
     if run.profile_name != name:
         add("profile", False, f"run.json profile is {run.profile_name!r}, the submission's is {name!r}")
-    salt = cfg.get("salt", run.shards.options.salt)
+    salt = cfg.salt
     add("salt", salt == "mlperf", f"salt mode {salt!r}" + ("" if salt == "mlperf" else "; official runs need mlperf (rebuild shards with --salt mlperf)"))
-    delays = cfg.get("inject_delays")
-    add("delays", delays is True, "recorded delays injected" if delays is True else f"inject_delays is {delays!r}; official runs inject delays (drop --no-delays)")
-    stop = cfg.get("stop_issuing_on_first_user_complete", cfg.get("stop_at_window_end"))
-    add("stop-issuing", stop is False, "started trajectories run to the end" if stop is False else
+    delays = cfg.inject_delays
+    add("delays", delays, "recorded delays injected" if delays else f"inject_delays is {delays!r}; official runs inject delays (drop --no-delays)")
+    stop = cfg.stop_issuing_on_first_user_complete
+    add("stop-issuing", not stop, "started trajectories run to the end" if not stop else
         f"stop_issuing_on_first_user_complete is {stop!r}; official runs need false")
     out.append(_check_trajectories(run, point))
     out.append(_check_sampling(cfg, prof, point))
@@ -100,34 +100,33 @@ def _check_run(run: Run, name: str, expected_hash: str | None, verified: dict[Pa
         out.append(dataset)
         return out
     scores = score(run, default_rules())
-    thr = scores["threshold"]
+    thr = scores.threshold
     if thr is None:
         add("inline", False, f"profile {name} has no official inline threshold")
     else:
-        add("inline", bool(scores["passed"]), f"score {_pct(scores['score'])} vs >= {_pct(thr)} over {scores['turns']['scored']} turns "
-            f"({scores['turns']['missing']} missing)")
+        add("inline", bool(scores.passed), f"score {_pct(scores.score)} vs >= {_pct(thr)} over {scores.turns.scored} turns "
+            f"({scores.turns.missing} missing)")
     osl = osl_of(run, name)
-    add("osl", osl["passed"] is True, osl["reason"])
+    add("osl", osl.passed is True, osl.reason)
     out.append(dataset)
     return out
 
 
-def _check_target(cfg: dict[str, Any], point: str) -> Check:
+def _check_target(cfg: RunInfo, point: str) -> Check:
     """A point measured against the simulator (embedded, or a standalone `serve-sim` recognised
     by what it says about itself) is never official."""
-    target = cfg.get("target")
+    target = cfg.target
     if target == "real":
         return Check(point, "target", True, "a real inference server")
     if target == "simulated":
-        how = cfg.get("target_evidence") or "run.json says so"
+        how = cfg.target_evidence or "run.json says so"
         return Check(point, "target", False, f"measured against trajbench's simulator ({how}); official points need a real inference server")
     return Check(point, "target", False, f"run.json target is {target!r}, not 'real'; rerun with a current trajbench")
 
 
 def _check_trajectories(run: Run, point: str) -> Check:
     size = run.shards.manifest.counts.trajectories
-    n = run.config.get("num_trajectories")
-    n = size if n is None else int(n)
+    n = run.config.num_trajectories
     if n <= 0 or n % size:
         return Check(point, "trajectories", False, f"{n} trajectories is not a positive multiple of the dataset size {size}")
     started = len({r.instance_id for r in run.records()})
@@ -136,10 +135,8 @@ def _check_trajectories(run: Run, point: str) -> Check:
     return Check(point, "trajectories", True, f"{n} = {n // size} x {size}")
 
 
-def _check_sampling(cfg: dict[str, Any], prof: traces.Profile, point: str) -> Check:
-    sent = cfg.get("request_params")
-    if not isinstance(sent, dict):
-        return Check(point, "sampling", False, "run.json has no request_params; rerun with a current trajbench")
+def _check_sampling(cfg: RunInfo, prof: traces.Profile, point: str) -> Check:
+    sent = cfg.request_params
     want = prof.request_params()
     got = {k: v for k, v in sent.items() if k not in _NOT_SAMPLING}
     diffs = [f"{k}={got.get(k)!r} (profile: {want[k]!r})" for k in sorted(want) if got.get(k) != want[k]]
@@ -166,11 +163,10 @@ def _check_hash(run: Run, name: str, expected_hash: str | None, point: str, veri
     if isinstance(result, traces.ShardError):
         return Check(point, "dataset", False, f"the shards do not match their manifest: {result}")
     actual = result.content_hash or ""
-    at_start = run.config.get("shard_verification") or {}
-    if at_start.get("verified") is not True:
+    if not run.config.shard_verification.verified:
         return Check(point, "dataset", False, "run.json records no check of the shard files before the run; rerun the point with this trajbench, which verifies the shards before the first request")
-    claimed = run.config.get("content_hash") or (run.config.get("dataset") or {}).get("content_hash")
-    if claimed is not None and claimed != actual:
+    claimed = run.config.dataset.content_hash
+    if claimed != actual:
         return Check(point, "dataset", False, f"run.json content_hash {claimed[:16]}… differs from the shards' {actual[:16]}…; the shards changed after the run")
     want = expected_hash or official_hash(name)
     if want is None:
@@ -203,6 +199,6 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.2f}%"
 
 
-def report(checks: list[Check]) -> dict[str, Any]:
+def compliance_json(checks: list[Check]) -> dict[str, Any]:
     """The machine-readable form (`eval check --json`)."""
     return {"passed": all(c.passed for c in checks), "failed": sum(not c.passed for c in checks), "checks": [asdict(c) for c in checks]}

@@ -24,20 +24,17 @@ window score; the verdict; the commonest mismatches) sit beside them under their
 
 from __future__ import annotations
 
-import orjson
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import traces
-from replay.records import Record
+from replay import Record
 
 from .errors import EvalError
+from .results import DomainScore, Mismatch, Scores, TurnTotals, WindowScore
 from .rules import Rules, action_score, intent_score, load_rules, message_actions, model_intent
 from .rundir import GroundTruth, Run, Truth, open_run
-
-SCORES_FILE = "scores.json"
 TOP_MISMATCHES = 10
 
 READING = (
@@ -68,25 +65,16 @@ class _Turn:
         return self.status != "aborted"
 
 
-def score_run(run_dir: str | Path, *, shards: str | Path | None = None, rules: str | Path | None = None, write: bool = True) -> dict[str, Any]:
+def score_run(run_dir: str | Path, *, shards: str | Path | None = None, rules: str | Path | None = None, write: bool = True) -> Scores:
     """Score a run folder; writes `scores.json` into it unless `write` is False."""
     run = open_run(run_dir, shards)
     result = score(run, load_rules(rules))
     if write:
-        path = run.path / SCORES_FILE
-        if path.is_file():  # keep what others merged in (eval.swebench adds a "swebench" entry)
-            try:
-                old = orjson.loads(path.read_bytes())
-            except orjson.JSONDecodeError:
-                old = {}
-            if isinstance(old, dict):
-                result = {**{k: v for k, v in old.items() if k not in result}, **result}
-        # orjson: several times faster than json on the per_turn list of a 60k-turn run
-        path.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
+        result.write(run.path)
     return result
 
 
-def score(run: Run, rules: Rules) -> dict[str, Any]:
+def score(run: Run, rules: Rules) -> Scores:
     gt = run.truth(rules)
     records = run.records()
     turns, not_issued = _denominator(records, gt, run)
@@ -110,35 +98,38 @@ def score(run: Run, rules: Rules) -> dict[str, Any]:
             mismatches[truth.domain][_mismatch_key(row, t)] += 1
     per_turn.sort(key=lambda r: (r["conversation_id"], r["repeat"], r["client_turn"]))
     observed = sum(1 for r in per_turn if not r.get("missing"))
-    result: dict[str, Any] = {
-        "score": _mean(r["_v"] for r in per_turn),
-        "turns": {
-            "issued": issued,
-            "expected": len(per_turn),
-            "observed": observed,
-            "missing": len(per_turn) - observed,
-            "scored": len(per_turn),
-            "sent": sum(1 for t in turns if t.sent),
-            "aborted_unsent": sum(1 for t in turns if not t.sent),
-            "without_answer": no_answer,
-            "not_issued": not_issued,
-            "missing_by_status": dict(sorted(missing_by_status.items())),
-        },
-        "domains": _domains(per_turn),
-        "per_turn": [{k: v for k, v in r.items() if k != "_v"} for r in per_turn],
-        "excluded_turns": _excluded(gt),
-        "window": {
-            "score": _mean(r["_v"] for r in per_turn if r["in_window"]),
-            "scored": sum(1 for r in per_turn if r["in_window"]),
-            "domains": _domains([r for r in per_turn if r["in_window"]]),
-        },
-        **_gate(run.profile_name, _mean(r["_v"] for r in per_turn)),
-        "mismatches": {d: _top(c) for d, c in mismatches.items() if c},
-        "rules": rules.describe(),
-        "reading": READING,
-        "dataset": {"shards": str(run.shards.path), "content_hash": run.shards.content_hash},
-    }
-    return result
+    whole = _mean(r["_v"] for r in per_turn)
+    threshold = run.profile.thresholds.inline if run.profile is not None else None
+    return Scores(
+        score=whole,
+        turns=TurnTotals(
+            issued=issued,
+            expected=len(per_turn),
+            observed=observed,
+            missing=len(per_turn) - observed,
+            scored=len(per_turn),
+            sent=sum(1 for t in turns if t.sent),
+            aborted_unsent=sum(1 for t in turns if not t.sent),
+            without_answer=no_answer,
+            not_issued=not_issued,
+            missing_by_status=dict(sorted(missing_by_status.items())),
+        ),
+        domains=_domains(per_turn),
+        per_turn=[{k: v for k, v in r.items() if k != "_v"} for r in per_turn],
+        excluded_turns=_excluded(gt),
+        window=WindowScore(
+            score=_mean(r["_v"] for r in per_turn if r["in_window"]),
+            scored=sum(1 for r in per_turn if r["in_window"]),
+            domains=_domains([r for r in per_turn if r["in_window"]]),
+        ),
+        profile=run.profile_name,
+        threshold=threshold,
+        passed=None if threshold is None or whole is None else whole >= threshold,
+        mismatches={d: _top(c) for d, c in mismatches.items() if c},
+        rules=rules.describe(),
+        reading=READING,
+        dataset={"shards": str(run.shards.path), "content_hash": run.shards.content_hash},
+    )
 
 
 def _excluded(gt: GroundTruth) -> list[dict[str, Any]]:
@@ -216,9 +207,9 @@ def _mismatch_key(row: dict[str, Any], t: _Turn) -> tuple[str, str]:
     return expected, produced
 
 
-def _top(counter: Counter[tuple[str, str]]) -> list[dict[str, Any]]:
+def _top(counter: Counter[tuple[str, str]]) -> list[Mismatch]:
     items = sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_MISMATCHES]
-    return [{"expected": e, "produced": p, "count": n} for (e, p), n in items]
+    return [Mismatch(e, p, n) for (e, p), n in items]
 
 
 def _mean(values: Any) -> float | None:
@@ -226,39 +217,32 @@ def _mean(values: Any) -> float | None:
     return round(sum(vals) / len(vals), 4) if vals else None
 
 
-def _domains(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+def _domains(rows: list[dict[str, Any]]) -> dict[str, DomainScore]:
+    out: dict[str, DomainScore] = {}
     for domain in ("coding", "workflow"):
         vals = [r["_v"] for r in rows if r["domain"] == domain]
         if vals:
-            out[domain] = {"score": _mean(vals), "scored": len(vals)}
+            out[domain] = DomainScore(_mean(vals), len(vals))
     return out
 
 
-def _gate(name: str | None, s: float | None) -> dict[str, Any]:
-    """The profile's inline threshold and whether the whole-run score meets it."""
-    threshold = traces.get_profile(name).thresholds.inline if name in traces.profiles() else None
-    passed = None if threshold is None or s is None else s >= threshold
-    return {"profile": name, "threshold": threshold, "passed": passed}
-
-
-def summary_lines(result: dict[str, Any]) -> list[str]:
-    """A short human summary of a scores dict (what `eval inline` prints)."""
-    t = result["turns"]
-    w = result["window"]
+def summary_lines(result: Scores) -> list[str]:
+    """A short human summary of the scores (what `eval inline` prints)."""
+    t = result.turns
+    w = result.window
     lines = [
-        f"inline score {_fmt(result['score'])} over {t['scored']} turns "
-        f"({t['observed']} with output, {t['missing']} missing, {len(result['excluded_turns'])} turn(s) excluded)",
-        f"window score {_fmt(w['score'])} over {w['scored']} turns",
+        f"inline score {_fmt(result.score)} over {t.scored} turns "
+        f"({t.observed} with output, {t.missing} missing, {len(result.excluded_turns)} turn(s) excluded)",
+        f"window score {_fmt(w.score)} over {w.scored} turns",
     ]
-    for d, v in result["domains"].items():
-        lines.append(f"  {d}: {_fmt(v['score'])} over {v['scored']} turns")
-    if result["threshold"] is not None:
-        verdict = "PASS" if result["passed"] else "FAIL"
-        lines.append(f"{verdict}: {result['profile']} needs >= {result['threshold']:.4f}")
-    for d, items in result["mismatches"].items():
+    for d, v in result.domains.items():
+        lines.append(f"  {d}: {_fmt(v.score)} over {v.scored} turns")
+    if result.threshold is not None:
+        verdict = "PASS" if result.passed else "FAIL"
+        lines.append(f"{verdict}: {result.profile} needs >= {result.threshold:.4f}")
+    for d, items in result.mismatches.items():
         lines.append(f"most frequent {d} mismatches (expected -> produced):")
-        lines.extend(f"  {m['count']:>6}  {m['expected']} -> {m['produced']}" for m in items[:5])
+        lines.extend(f"  {m.count:>6}  {m.expected} -> {m.produced}" for m in items[:5])
     return lines
 
 

@@ -18,29 +18,27 @@ reader compares against. Writes `osl.json` into the run folder.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import traces
-from replay.records import Record
+from replay import Record
 
 from .errors import EvalError
+from .results import Band, OslPopulation, OslResult
 from .rundir import GroundTruth, Run, open_run
-
-OSL_FILE = "osl.json"
 
 Count = Callable[[Record], "int | None"]
 
 
 def osl_gate(
     run_dir: str | Path, *, profile: str | None = None, shards: str | Path | None = None, tokenizer: str | None = None, write: bool = True
-) -> dict[str, Any]:
+) -> OslResult:
     """OSL statistics of a run and the verdict against `profile` (default: the run's)."""
     run = open_run(run_dir, shards)
     result = osl_of(run, profile, tokenizer=tokenizer)
     if write:
-        (run.path / OSL_FILE).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        result.write(run.path)
     return result
 
 
@@ -50,7 +48,7 @@ def client_counter(run: Run, profile: traces.Profile, tokenizer: str | None) -> 
     if tokenizer is not None:
         return _recount(tokenizer, profile), tokenizer
     if any(r.client_output_tokens is not None for r in run.records() if r.ok):
-        return (lambda r: r.client_output_tokens), str(run.config.get("tokenizer") or "the run's")
+        return (lambda r: r.client_output_tokens), run.config.tokenizer or "the run's"
     spec = profile.tokenizer
     from traces.tokenizers import TOKENIZERS
 
@@ -77,7 +75,7 @@ def _recount(spec: str, profile: traces.Profile) -> Count:
     return count
 
 
-def osl_of(run: Run, profile: str | None = None, *, tokenizer: str | None = None) -> dict[str, Any]:
+def osl_of(run: Run, profile: str | None = None, *, tokenizer: str | None = None) -> OslResult:
     name = profile or run.profile_name or "kimi-k3"
     prof = traces.get_profile(name)
     lo, hi = prof.thresholds.osl_min, prof.thresholds.osl_max
@@ -86,66 +84,65 @@ def osl_of(run: Run, profile: str | None = None, *, tokenizer: str | None = None
     count, counted_with = client_counter(run, prof, tokenizer)
     window = _population([r for r in records if r.in_window], gt, lo, hi, count)
     whole = _population(records, gt, lo, hi, count)
+    passed: bool | None
     if lo is None or hi is None:
         passed, reason = None, f"profile {name} has no official OSL band"
-    elif window["turns"] and window["failed"] == window["turns"]:
-        passed, reason = False, f"every one of the {window['turns']} window turns failed: there is no output to measure; see the run's errors"
-    elif window["mean"] is None:
+    elif window.turns and window.failed == window.turns:
+        passed, reason = False, f"every one of the {window.turns} window turns failed: there is no output to measure; see the run's errors"
+    elif window.mean is None:
         passed, reason = False, (
             "no output token counts in the window: the server sent no usage and no tokenizer was available; "
             "rerun `trajbench eval osl` with --tokenizer"
         )
     else:
-        passed = window["in_band"]
-        reason = _verdict(window["mean"], lo, hi)
-    return {
-        "profile": name,
-        "band": {"min": lo, "max": hi},
-        "passed": passed,
-        "reason": reason,
-        "method": "client-tokenizer" if count is not None else "server-usage",
-        "tokenizer": counted_with,
-        "window": window,
-        "all": whole,
-    }
+        passed = window.in_band
+        reason = _verdict(window.mean, lo, hi)
+    return OslResult(
+        profile=name,
+        band=Band(lo, hi),
+        passed=passed,
+        reason=reason,
+        method="client-tokenizer" if count is not None else "server-usage",
+        tokenizer=counted_with,
+        window=window,
+        all=whole,
+    )
 
 
 def _mean(values: list[int]) -> float | None:
     return round(sum(values) / len(values), 2) if values else None
 
 
-def _population(records: list[Record], gt: GroundTruth, lo: float | None, hi: float | None, count: Count | None) -> dict[str, Any]:
+def _population(records: list[Record], gt: GroundTruth, lo: float | None, hi: float | None, count: Count | None) -> OslPopulation:
     ok = [r for r in records if r.ok]
-    server = [r.completion_tokens for r in ok if r.completion_tokens is not None]
+    server = [n for r in ok if (n := r.completion_tokens) is not None]
     pairs = [(r, count(r)) for r in ok] if count is not None else []
     client = [n for _, n in pairs if n is not None]
-    both = [n - r.completion_tokens for r, n in pairs if n is not None and r.completion_tokens is not None]
+    both = [n - s for r, n in pairs if n is not None and (s := r.completion_tokens) is not None]
     expected = [
-        t.expected_osl_tokens
-        for t in (gt.truths.get((r.trajectory_id, r.turn)) for r in ok)
-        if t is not None and t.expected_osl_tokens is not None
+        n for t in (gt.truths.get((r.trajectory_id, r.turn)) for r in ok) if t is not None and (n := t.expected_osl_tokens) is not None
     ]
     gate = client if count is not None else server
     mean = _mean(gate)
-    out: dict[str, Any] = {
-        "turns": len(records),
-        "failed": len(records) - len(ok),
-        "counted": len(gate),
-        "uncounted": len(ok) - len(gate),
-        "mean": mean,
-        "client_counted": len(client),
-        "client_mean": _mean(client),
-        "server_counted": len(server),
-        "server_mean": _mean(server),
-        "client_minus_server_mean": _mean(both),
-        "expected_mean": _mean(expected),
-        "in_band": None,
-        "outside_by": None,
-    }
+    in_band = outside_by = None
     if mean is not None and lo is not None and hi is not None:
-        out["in_band"] = lo <= mean <= hi
-        out["outside_by"] = round(mean - hi, 2) if mean > hi else round(mean - lo, 2) if mean < lo else 0.0
-    return out
+        in_band = lo <= mean <= hi
+        outside_by = round(mean - hi, 2) if mean > hi else round(mean - lo, 2) if mean < lo else 0.0
+    return OslPopulation(
+        turns=len(records),
+        failed=len(records) - len(ok),
+        counted=len(gate),
+        uncounted=len(ok) - len(gate),
+        mean=mean,
+        client_counted=len(client),
+        client_mean=_mean(client),
+        server_counted=len(server),
+        server_mean=_mean(server),
+        client_minus_server_mean=_mean(both),
+        expected_mean=_mean(expected),
+        in_band=in_band,
+        outside_by=outside_by,
+    )
 
 
 def _verdict(mean: float, lo: float, hi: float) -> str:
@@ -156,19 +153,18 @@ def _verdict(mean: float, lo: float, hi: float) -> str:
     return f"window mean {mean:.2f} is inside the band {lo:g}-{hi:g} ({mean - lo:.2f} above min, {hi - mean:.2f} below max)"
 
 
-def summary_lines(result: dict[str, Any]) -> list[str]:
-    how = f"client tokenizer {result['tokenizer']} (the reference's count)" if result["method"] == "client-tokenizer" else "server usage"
+def summary_lines(result: OslResult) -> list[str]:
+    how = f"client tokenizer {result.tokenizer} (the reference's count)" if result.method == "client-tokenizer" else "server usage"
     lines = [f"output tokens counted by {how}"]
-    for label in ("window", "all"):
-        p = result[label]
-        exp = "" if p["expected_mean"] is None else f", dataset expects {p['expected_mean']:.2f}"
-        mean = "n/a" if p["mean"] is None else f"{p['mean']:.2f}"
-        band = "" if p["in_band"] is None else (" (in band)" if p["in_band"] else f" (outside by {p['outside_by']:+.2f})")
-        server = f", server usage {p['server_mean']:.2f}" if result["method"] == "client-tokenizer" and p["server_mean"] is not None else ""
+    for label, p in (("window", result.window), ("all", result.all)):
+        exp = "" if p.expected_mean is None else f", dataset expects {p.expected_mean:.2f}"
+        mean = "n/a" if p.mean is None else f"{p.mean:.2f}"
+        band = "" if p.in_band is None else (" (in band)" if p.in_band else f" (outside by {p.outside_by:+.2f})")
+        server = f", server usage {p.server_mean:.2f}" if result.method == "client-tokenizer" and p.server_mean is not None else ""
         lines.append(
-            f"{label:>6}: mean {mean} tokens/turn over {p['counted']} turns{band}{exp}{server}; "
-            f"{p['failed']} failed, {p['uncounted']} uncounted"
+            f"{label:>6}: mean {mean} tokens/turn over {p.counted} turns{band}{exp}{server}; "
+            f"{p.failed} failed, {p.uncounted} uncounted"
         )
-    verdict = {True: "PASS", False: "FAIL", None: "n/a"}[result["passed"]]
-    lines.append(f"{verdict}: {result['reason']}")
+    verdict = {True: "PASS", False: "FAIL", None: "n/a"}[result.passed]
+    lines.append(f"{verdict}: {result.reason}")
     return lines

@@ -11,12 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+
 
 import traces
-from replay.errors import ReplayError
-from replay.records import Record, read_records, read_run_config
-from replay.summary import RunOutcome
+from replay import Record, ReplayError, RunInfo, RunOutcome, read_records, read_run_info
 
 from .errors import EvalError
 from .rules import Rules, default_rules, message_actions
@@ -63,12 +61,17 @@ class GroundTruth:
 @dataclass(frozen=True)
 class Run:
     path: Path
-    config: dict[str, Any]
+    config: RunInfo
     shards: traces.Shards
 
     @property
-    def profile_name(self) -> str | None:
-        return self.config.get("profile")
+    def profile_name(self) -> str:
+        return self.config.profile
+
+    @property
+    def profile(self) -> traces.Profile | None:
+        """The run's model profile, when this trajbench knows it."""
+        return traces.get_profile(self.config.profile) if self.config.profile in traces.profiles() else None
 
     def truth(self, rules: Rules | None = None) -> GroundTruth:
         """The ground truth of the run's shards (computed once for the default rules)."""
@@ -101,7 +104,7 @@ def open_run(run_dir: str | Path, shards: str | Path | None = None) -> Run:
     """Open a run folder; `shards` overrides the folder named in run.json."""
     path = Path(run_dir)
     try:
-        config = read_run_config(path)
+        config = read_run_info(path)
     except ReplayError as exc:
         raise EvalError(str(exc)) from None
     return Run(path, config, traces.Shards(_shards_path(path, config, shards)))
@@ -122,10 +125,10 @@ def partial_run(run_dir: str | Path) -> str | None:
         why = "it crashed before it finished"
     else:
         try:
-            config = read_run_config(path)
-            planned = config.get("planned_turns")
-            if not isinstance(planned, int) or config.get("stop_at_window_end"):
-                return None  # an older run.json, or a run meant to stop at the window's end
+            config = read_run_info(path)
+            if config.stop_at_window_end:
+                return None  # a run meant to stop at the window's end
+            planned = config.planned_turns
             ran = len({(r.instance_id, r.turn) for r in read_records(path)})
         except ReplayError:
             return None  # scoring reports the unreadable file itself
@@ -135,16 +138,16 @@ def partial_run(run_dir: str | Path) -> str | None:
     return f"{path} is a partial run: {why}; its scores cover only the turns that ran (rerun it for a complete score)"
 
 
-def _shards_path(run_dir: Path, config: dict[str, Any], override: str | Path | None) -> Path:
+def _shards_path(run_dir: Path, config: RunInfo, override: str | Path | None) -> Path:
     if override is not None:
         return Path(override)
-    named = config.get("shards")
+    named = config.shards
     if not named:
         raise EvalError(f"{run_dir}/run.json names no shards folder; pass --shards PATH")
     p = Path(named)
     # run.json may hold a path relative to where replay ran, or to the run folder
     for cand in (p, run_dir / p):
-        if (cand / "manifest.json").is_file():
+        if (cand / traces.MANIFEST).is_file():
             return cand
     raise EvalError(f"{run_dir}/run.json names shards {named!r}, which is not a shard folder here; pass --shards PATH")
 

@@ -1,22 +1,50 @@
-"""replay: stream shard turns closed-loop to an OpenAI-compatible endpoint and measure them."""
+"""replay: stream shard turns closed-loop to an OpenAI-compatible endpoint and measure them.
+
+The front door of the package: every other package imports what it needs of replay from here
+(or from `replay.sim`, `replay.calibrate`). Most names load on first use: the run machinery
+pulls in pyarrow, httpx and rich, which the simulator child process and the worker processes
+should not pay for at start-up.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .config import RunConfig
-from .errors import ReplayError
+from .config import DEFAULT_HEADERS, ResponseLimits, RunConfig
+from .errors import AllTurnsFailed, Interrupted, ReplayError
+from .layout import RECORDS_FILE, REPORT_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FILE
 
-#: Loaded on first use: the run machinery pulls in pyarrow, httpx and rich, which the simulator
-#: child process and the worker processes should not pay for at start-up.
+if TYPE_CHECKING:
+    from .client import StreamClient, StreamResult
+    from .numbers import Distribution, RunNumbers
+    from .pareto import Point, frontier, region_concurrencies
+    from .points import Gates, GatesOf
+    from .records import Record, read_records
+    from .report import build_report
+    from .run import run_replay
+    from .runinfo import RunInfo, read_run_info
+    from .summary import ResultSummary, RunOutcome, write_results
+    from .sweep import SweepPlan, parse_concurrencies, run_sweep
+
 _LAZY = {
+    "Distribution": ".numbers",
+    "Gates": ".points",
+    "GatesOf": ".points",
     "Point": ".pareto",
     "Record": ".records",
+    "ResultSummary": ".summary",
+    "RunInfo": ".runinfo",
+    "RunNumbers": ".numbers",
+    "RunOutcome": ".summary",
     "StreamClient": ".client",
     "StreamResult": ".client",
+    "SweepPlan": ".sweep",
     "build_report": ".report",
     "frontier": ".pareto",
+    "parse_concurrencies": ".sweep",
     "read_records": ".records",
+    "read_run_info": ".runinfo",
+    "region_concurrencies": ".pareto",
     "run_replay": ".run",
     "run_sweep": ".sweep",
     "write_results": ".summary",
@@ -31,4 +59,37 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = sorted(["ReplayError", "RunConfig", *_LAZY])
+__all__ = [
+    "DEFAULT_HEADERS",
+    "RECORDS_FILE",
+    "REPORT_FILE",
+    "RUN_FILE",
+    "SUMMARY_FILE",
+    "SWEEP_FILE",
+    "AllTurnsFailed",
+    "Distribution",
+    "Gates",
+    "GatesOf",
+    "Interrupted",
+    "Point",
+    "Record",
+    "ReplayError",
+    "ResponseLimits",
+    "ResultSummary",
+    "RunConfig",
+    "RunInfo",
+    "RunNumbers",
+    "RunOutcome",
+    "StreamClient",
+    "StreamResult",
+    "SweepPlan",
+    "build_report",
+    "frontier",
+    "parse_concurrencies",
+    "read_records",
+    "read_run_info",
+    "region_concurrencies",
+    "run_replay",
+    "run_sweep",
+    "write_results",
+]

@@ -44,8 +44,10 @@ def load_counter(spec: str | None, profile: str) -> Any:
 
 def open_client(plan: WorkerPlan) -> Any:
     from .client import StreamClient
+    from .transport import FastTransport
 
-    return StreamClient(plan.base_url, max_connections=len(plan.slots), api_key=plan.api_key, limits=plan.limits)
+    transport = FastTransport(len(plan.slots), limits=plan.limits, reuse=plan.reuse_connections)
+    return StreamClient(plan.base_url, max_connections=len(plan.slots), api_key=plan.api_key, limits=plan.limits, transport=transport)
 
 
 class LocalSource:

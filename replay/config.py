@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .errors import ReplayError
+from .sim.config import SimConfig
 
 #: SPEC §6: the session header every request carries unless the user names others (or none).
 DEFAULT_HEADERS = ("X-Session-ID",)
@@ -60,7 +61,7 @@ class RunConfig:
     overwrite: bool = False
     tokenizer: str | None = None  # client-side token counts when the server sends no usage
     display: bool = True  # the live display (only ever drawn on a TTY)
-    sim_args: tuple[str, ...] = ()  # options of the embedded simulator (`python -m replay.sim` syntax)
+    sim: SimConfig | None = None  # the embedded simulator's options (None: its defaults)
     # Overrides the profile's output cap (e.g. a tiny model in CI). NOT official: the profile's
     # sampling parameters are fixed (SPEC §3), and run.json's request_params shows the override.
     max_completion_tokens: int | None = None

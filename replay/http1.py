@@ -93,6 +93,8 @@ class Connection(asyncio.BufferedProtocol):
         self._view = memoryview(read_buffer if read_buffer is not None else bytearray(READ_SIZE))
         self.transport: asyncio.Transport | None = None
         self.closed = False
+        self.idle_since_ns = 0  # set by the pool when the socket goes back to it
+        self.exchanges = 0  # responses received on this socket (counted by the pool)
         # httptools calls on_body once per chunked frame: bind it straight to the list's append
         # (a C method, looked up once when each parser is made) instead of a Python method.
         self.pieces: list[bytes] = []

@@ -21,7 +21,21 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from .records import Record, tokens_after_first, tpot_ms
+from .numbers import (
+    AllTurns,
+    CachedTokens,
+    Interactivity,
+    PerTrajectory,
+    ReferenceMetrics,
+    RunNumbers,
+    Throughput,
+    TokenMethod,
+    TokenSources,
+    TurnCounts,
+    Turns,
+)
+from .numbers import Window as WindowNumbers
+from .records import Record, e2e_ns, tokens_after_first, tpot_ms, ttft_ns
 from .rollup import distribution, rollup
 
 #: The finish reasons the reference counts by name; any other goes to "other".
@@ -55,16 +69,16 @@ def _completed_at(r: Record) -> int:
     return r.t_last_ns
 
 
-def token_method(records: Sequence[Record]) -> dict[str, str | None]:
+def token_method(records: Sequence[Record]) -> TokenMethod:
     """Which counts the reference keys use: "client" (the run's tokenizer, the reference's
     method) when the run has them, else "server" (usage), else None."""
     ok = [r for r in records if r.ok]
     isl = "client" if any(r.client_prompt_tokens is not None for r in records) else "server" if any(r.prompt_tokens is not None for r in ok) else None
     osl = "client" if any(r.client_output_tokens is not None for r in ok) else "server" if any(r.completion_tokens is not None for r in ok) else None
-    return {"input": isl, "output": osl}
+    return TokenMethod(isl, osl)
 
 
-def reference_metrics(records: Sequence[Record], *, window_close_ns: int | None = None) -> dict[str, Any]:
+def reference_metrics(records: Sequence[Record], *, window_close_ns: int | None = None) -> ReferenceMetrics:
     """The reference's counters and metrics (see the module docstring for what each means)."""
     tracked = [r for r in records if r.in_window]
     completed = [r for r in tracked if r.error_kind != "cancelled"]
@@ -74,11 +88,11 @@ def reference_metrics(records: Sequence[Record], *, window_close_ns: int | None 
     end = max((_completed_at(r) for r in completed), default=None)
     duration_ns = end - start if start is not None and end is not None and end > start else None
     method = token_method(records)
-    if method["input"] == "client":
+    if method.input == "client":
         isl = [r.client_prompt_tokens for r in sent(tracked) if r.client_prompt_tokens is not None]
     else:
         isl = [r.prompt_tokens for r in ok if r.prompt_tokens is not None]
-    if method["output"] == "client":
+    if method.output == "client":
         osl = [r.client_output_tokens for r in ok if r.client_output_tokens is not None]
     else:
         osl = [r.completion_tokens for r in ok if r.completion_tokens is not None]
@@ -89,39 +103,39 @@ def reference_metrics(records: Sequence[Record], *, window_close_ns: int | None 
     ]
     seconds = duration_ns / 1e9 if duration_ns else None
     reasons = Counter(r.finish_reason if r.finish_reason in FINISH_REASONS else "other" for r in completed if isinstance(r.finish_reason, str))
-    return {
-        "n_samples_issued": len(tracked),
-        "n_samples_completed": len(completed),
-        "n_samples_failed": len(failed),
-        "duration_ns": duration_ns,
-        "ttft": rollup([r.t_first_ns - r.t_send_ns for r in tracked if r.t_first_ns is not None], early_stopping=True),
-        "tpot": rollup(tpot, early_stopping=True),
-        "latency": rollup([_completed_at(r) - r.t_send_ns for r in completed], early_stopping=True),
-        "output_sequence_lengths": rollup(osl),
-        "input_sequence_lengths": rollup(isl),
-        "legacy_loadgen_window_duration_ns": None,  # the reference's LoadGen window applies to Poisson runs only
-        "qps": len(completed) / seconds if seconds else None,
-        "tps": sum(osl) / seconds if seconds and osl else None,
-        "finish_reason_counts": {k: reasons.get(k, 0) for k in (*FINISH_REASONS, "other")},
-    }
+    return ReferenceMetrics(
+        n_samples_issued=len(tracked),
+        n_samples_completed=len(completed),
+        n_samples_failed=len(failed),
+        duration_ns=duration_ns,
+        ttft=rollup([v for r in tracked if (v := ttft_ns(r)) is not None], early_stopping=True),
+        tpot=rollup(tpot, early_stopping=True),
+        latency=rollup([_completed_at(r) - r.t_send_ns for r in completed], early_stopping=True),
+        output_sequence_lengths=rollup(osl),
+        input_sequence_lengths=rollup(isl),
+        legacy_loadgen_window_duration_ns=None,  # the reference's LoadGen window applies to Poisson runs only
+        qps=len(completed) / seconds if seconds else None,
+        tps=sum(osl) / seconds if seconds and osl else None,
+        finish_reason_counts={k: reasons.get(k, 0) for k in (*FINISH_REASONS, "other")},
+    )
 
 
 def _sum_known(values: Iterable[int | None]) -> int:
     return sum(v for v in values if v is not None)
 
 
-def _breakdown(records: Sequence[Record]) -> dict[str, int]:
+def _breakdown(records: Sequence[Record]) -> TurnCounts:
     kinds = Counter(r.error_kind for r in records)
-    return {
-        "sent": sum(n for k, n in kinds.items() if k != "aborted"),
-        "ok": kinds.get(None, 0),
-        "failed": sum(n for k, n in kinds.items() if k not in (None, "aborted", "cancelled")),
-        "aborted": kinds.get("aborted", 0),
-        "cancelled": kinds.get("cancelled", 0),
-    }
+    return TurnCounts(
+        sent=sum(n for k, n in kinds.items() if k != "aborted"),
+        ok=kinds.get(None, 0),
+        failed=sum(n for k, n in kinds.items() if k not in (None, "aborted", "cancelled")),
+        aborted=kinds.get("aborted", 0),
+        cancelled=kinds.get("cancelled", 0),
+    )
 
 
-def trajbench_metrics(records: Sequence[Record], *, window_close_ns: int | None = None) -> dict[str, Any]:
+def trajbench_metrics(records: Sequence[Record], *, window_close_ns: int | None = None, interrupted: bool = False, crashed: bool = False) -> RunNumbers:
     """trajbench's own numbers: every distribution over the window turns that succeeded."""
     window_turns = [r for r in sent(records) if r.in_window]
     good = [r for r in window_turns if r.ok]
@@ -130,8 +144,8 @@ def trajbench_metrics(records: Sequence[Record], *, window_close_ns: int | None 
     duration_s = duration_ns / 1e9
     out_tokens = [r.output_tokens() for r in good]
     total_out = _sum_known(out_tokens)
-    e2e_ns = [r.t_last_ns - r.t_send_ns for r in good if r.t_last_ns is not None]
-    e2e_s_sum = sum(e2e_ns) / 1e9
+    e2e = [v for r in good if (v := e2e_ns(r)) is not None]
+    e2e_s_sum = sum(e2e) / 1e9
     tpot_ns: list[float] = []
     tpot_how: Counter[str] = Counter()  # how each TPOT's denominator was counted
     for r in good:
@@ -139,42 +153,44 @@ def trajbench_metrics(records: Sequence[Record], *, window_close_ns: int | None 
             tpot_ns.append(v * 1e6)
             tpot_how[tokens_after_first(r)[1]] += 1  # type: ignore[index]
     errors = Counter(r.error_kind for r in records if r.error_kind is not None)
-    return {
-        "turns": {**_breakdown(records), "window": _breakdown([r for r in records if r.in_window])},
-        "window": {"start_ns": win.start_ns, "close_ns": win.close_ns, "end_ns": win.end_ns, "closed": win.close_ns is not None, "duration_ns": duration_ns},
-        "throughput": {
-            "output_tokens_per_s": total_out / duration_s if duration_s > 0 else 0.0,
-            "requests_per_s": len(good) / duration_s if duration_s > 0 else 0.0,
-            "output_tokens": total_out,
-        },
-        "interactivity": {
-            "e2e_interactivity": total_out / e2e_s_sum if e2e_s_sum > 0 else 0.0,
-            "output_tokens_sum": total_out,
-            "e2e_seconds_sum": e2e_s_sum,
-            "per_trajectory": distribution(per_trajectory_speed(good)),
-            "per_turn": distribution(
+    return RunNumbers(
+        turns=Turns(**vars(_breakdown(records)), window=_breakdown([r for r in records if r.in_window])),
+        window=WindowNumbers(win.start_ns, win.close_ns, win.end_ns, win.close_ns is not None, duration_ns),
+        throughput=Throughput(
+            output_tokens_per_s=total_out / duration_s if duration_s > 0 else 0.0,
+            requests_per_s=len(good) / duration_s if duration_s > 0 else 0.0,
+            output_tokens=total_out,
+        ),
+        interactivity=Interactivity(
+            e2e_interactivity=total_out / e2e_s_sum if e2e_s_sum > 0 else 0.0,
+            output_tokens_sum=total_out,
+            e2e_seconds_sum=e2e_s_sum,
+            per_trajectory=distribution(per_trajectory_speed(good)),
+            per_turn=distribution(
                 [n / ((r.t_last_ns - r.t_send_ns) / 1e9) for r in good if (n := r.output_tokens()) is not None and r.t_last_ns is not None and r.t_last_ns > r.t_send_ns]
             ),
-        },
-        "ttft": distribution([r.t_first_ns - r.t_send_ns for r in good if r.t_first_ns is not None]),
-        "tpot": distribution(tpot_ns),
-        "tpot_denominator": dict(sorted(tpot_how.items())),
-        "latency": distribution(e2e_ns),
-        "itl": distribution([b - a for r in good for a, b in zip(r.chunk_ns, r.chunk_ns[1:])]),
-        "input_sequence_lengths": distribution([v for v in (_input_tokens(r) for r in good) if v is not None]),
-        "output_sequence_lengths": distribution([v for v in out_tokens if v is not None]),
-        "token_method": token_method(records),
-        "tokens": token_sources(good),
-        "cached_tokens": cached(good),
-        "per_trajectory": per_trajectory_stats(sent(records)),
-        "finish_reasons": dict(sorted(Counter(r.finish_reason or "none" for r in good).items())),
-        "errors_by_kind": dict(sorted(errors.items())),
-        "all_turns": {
-            "output_tokens": _sum_known(r.output_tokens() for r in records if r.ok),
-            "completed": sum(1 for r in records if r.ok),
-            "out_of_window": len(sent(records)) - len(window_turns),
-        },
-    }
+        ),
+        ttft=distribution([v for r in good if (v := ttft_ns(r)) is not None]),
+        tpot=distribution(tpot_ns),
+        tpot_denominator=dict(sorted(tpot_how.items())),
+        latency=distribution(e2e),
+        itl=distribution([b - a for r in good for a, b in zip(r.chunk_ns, r.chunk_ns[1:])]),
+        input_sequence_lengths=distribution([v for v in (_input_tokens(r) for r in good) if v is not None]),
+        output_sequence_lengths=distribution([v for v in out_tokens if v is not None]),
+        token_method=token_method(records),
+        tokens=token_sources(good),
+        cached_tokens=cached(good),
+        per_trajectory=per_trajectory_stats(sent(records)),
+        finish_reasons=dict(sorted(Counter(r.finish_reason or "none" for r in good).items())),
+        errors_by_kind=dict(sorted(errors.items())),
+        all_turns=AllTurns(
+            output_tokens=_sum_known(r.output_tokens() for r in records if r.ok),
+            completed=sum(1 for r in records if r.ok),
+            out_of_window=len(sent(records)) - len(window_turns),
+        ),
+        interrupted=interrupted,
+        crashed=crashed,
+    )
 
 
 def _input_tokens(r: Record) -> int | None:
@@ -195,32 +211,26 @@ def per_trajectory_speed(good: Sequence[Record]) -> list[float]:
     return [tok[k] / sec[k] for k in sorted(tok) if sec[k] > 0]
 
 
-def token_sources(good: Sequence[Record]) -> dict[str, Any]:
+def token_sources(good: Sequence[Record]) -> TokenSources:
     """Where the token counts came from, and the client − server difference where both exist."""
-    out_both = [(r.client_output_tokens, r.completion_tokens) for r in good if r.client_output_tokens is not None and r.completion_tokens is not None]
-    in_both = [(r.client_prompt_tokens, r.prompt_tokens) for r in good if r.client_prompt_tokens is not None and r.prompt_tokens is not None]
-    return {
-        "output_from_server": sum(1 for r in good if r.completion_tokens is not None),
-        "output_from_client": sum(1 for r in good if r.completion_tokens is None and r.client_output_tokens is not None),
-        "output_unknown": sum(1 for r in good if r.output_tokens() is None),
-        "output_client_minus_server": distribution([c - s for c, s in out_both]),
-        "input_from_server": sum(1 for r in good if r.prompt_tokens is not None),
-        "input_client_minus_server": distribution([c - s for c, s in in_both]),
-    }
+    out_both = [c - s for r in good if (c := r.client_output_tokens) is not None and (s := r.completion_tokens) is not None]
+    in_both = [c - s for r in good if (c := r.client_prompt_tokens) is not None and (s := r.prompt_tokens) is not None]
+    return TokenSources(
+        output_from_server=sum(1 for r in good if r.completion_tokens is not None),
+        output_from_client=sum(1 for r in good if r.completion_tokens is None and r.client_output_tokens is not None),
+        output_unknown=sum(1 for r in good if r.output_tokens() is None),
+        output_client_minus_server=distribution(out_both),
+        input_from_server=sum(1 for r in good if r.prompt_tokens is not None),
+        input_client_minus_server=distribution(in_both),
+    )
 
 
-def cached(good: Sequence[Record]) -> dict[str, Any]:
+def cached(good: Sequence[Record]) -> CachedTokens:
     """Measured prefix-cache hits: cached / prompt tokens over turns reporting both."""
-    pairs = [(r.cached_tokens, r.prompt_tokens) for r in good if r.cached_tokens is not None and r.prompt_tokens]
-    c = sum(p[0] for p in pairs)
-    t = sum(p[1] for p in pairs)  # type: ignore[misc]
-    return {
-        "turns_reporting": len(pairs),
-        "cached_tokens_sum": c,
-        "prompt_tokens_sum": t,
-        "hit_rate": c / t if t else None,
-        "per_turn_hit_rate": distribution([a / b for a, b in pairs]),  # type: ignore[operator]
-    }
+    pairs = [(c, p) for r in good if (c := r.cached_tokens) is not None and (p := r.prompt_tokens)]
+    c = sum(a for a, _ in pairs)
+    t = sum(b for _, b in pairs)
+    return CachedTokens(len(pairs), c, t, c / t if t else None, distribution([a / b for a, b in pairs]))
 
 
 def per_trajectory_stats(sent_records: Sequence[Record]) -> dict[str, Any]:
@@ -231,4 +241,4 @@ def per_trajectory_stats(sent_records: Sequence[Record]) -> dict[str, Any]:
     failed = sum(1 for rs in by.values() if any(not r.ok for r in rs))
     straddling = sum(1 for rs in by.values() if any(r.in_window for r in rs) and any(not r.in_window for r in rs))
     turns = [len(rs) for rs in by.values()]
-    return {"instances": len(by), "failed": failed, "straddling_window_close": straddling, "turns_per_instance": distribution(turns)}
+    return PerTrajectory(len(by), failed, straddling, distribution(turns))

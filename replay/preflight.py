@@ -6,6 +6,10 @@ peer tools ask (the models list, then one tiny streamed request with the run's m
 profile's parameters) and turns the first problem into a `PreflightError` that names the URL,
 what came back and what to fix. The run folder is not touched before it passes.
 
+It also learns whether the server keeps a socket open after a streamed answer (llama.cpp's
+server closes it while advertising keep-alive): if not, the run opens a connection per request
+instead of losing a turn to the race (`replay.transport`), and run.json says so.
+
 `identify` never fails: it reads what the server says about itself (`GET /health`, the models
 list, the simulator's `X-Simulated` response header), so a run against a standalone
 `trajbench serve-sim` is recorded as simulated even when `--skip-preflight` skips the checks.
@@ -13,7 +17,7 @@ list, the simulator's `X-Simulated` response header), so a run against a standal
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
@@ -23,6 +27,7 @@ import traces
 from .client import CHAT_PATH, StreamClient, StreamResult, base_without_v1
 from .config import PREFLIGHT_HEADER, ResponseLimits
 from .errors import ReplayError
+from .transport import FastTransport
 from .sim.config import FINGERPRINT as SIMULATOR_FINGERPRINT
 from .sim.config import SIM_HEADER as SIMULATOR_HEADER
 
@@ -44,6 +49,7 @@ class Target:
     evidence: str | None  # how the simulator was recognised (None for a real target)
     served_models: tuple[str, ...] | None = None  # GET /v1/models, when it answered
     checked: bool = False  # the preflight checks ran and passed
+    keep_alive: bool | None = None  # does it keep a socket open after a streamed answer (None: not checked)
 
 
 async def identify(base_url: str, *, api_key: str | None = None) -> Target:
@@ -74,14 +80,16 @@ async def preflight(
         [{"role": "user", "content": "Reply with one word: ready."}], None, profile, model=name, max_completion_tokens=PREFLIGHT_TOKENS
     )
     timeout_s = min(turn_timeout, _CHAT_TIMEOUT_S)
-    async with StreamClient(base_url, max_connections=1, api_key=api_key, limits=limits) as client:
+    transport = FastTransport(1, limits=limits)
+    async with StreamClient(base_url, max_connections=1, api_key=api_key, limits=limits, transport=transport) as client:
         result = await client.stream_chat(body, {PREFLIGHT_HEADER: "1"}, timeout_s=timeout_s)
+        keep_alive = await transport.check_keep_alive() if result.ok else None
     if not result.ok:
         raise PreflightError(
             f"preflight: POST {base}{CHAT_PATH} (model {name!r}, {PREFLIGHT_TOKENS} tokens) failed: "
             f"{result.error_kind}: {result.error_message}; {_chat_hint(result, name, target, timeout_s)}; {_SKIP}"
         )
-    return target
+    return replace(target, keep_alive=keep_alive)
 
 
 def _http(base_url: str, api_key: str | None) -> httpx.AsyncClient:

@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import IO, Any, Iterator
 
 from .errors import ReplayError
+from .layout import RECORDS_FILE
 
-RECORDS_FILE = "records.jsonl"
-RUN_FILE = "run.json"
 
 #: Error kinds a failed turn can carry. `reset`: the server dropped the connection after the
 #: request was written (never resent); `too_large`: the response broke a size cap.
@@ -81,12 +80,24 @@ class Record:
 _FIELDS = tuple(f.name for f in fields(Record))
 
 
+def ttft_ns(r: Record) -> int | None:
+    """First chunk − send (docs/metrics.md)."""
+    return None if r.t_first_ns is None else r.t_first_ns - r.t_send_ns
+
+
+def e2e_ns(r: Record) -> int | None:
+    """Last byte − send."""
+    return None if r.t_last_ns is None else r.t_last_ns - r.t_send_ns
+
+
 def ttft_ms(r: Record) -> float | None:
-    return None if r.t_first_ns is None else (r.t_first_ns - r.t_send_ns) / 1e6
+    v = ttft_ns(r)
+    return None if v is None else v / 1e6
 
 
 def e2e_ms(r: Record) -> float | None:
-    return None if r.t_last_ns is None else (r.t_last_ns - r.t_send_ns) / 1e6
+    v = e2e_ns(r)
+    return None if v is None else v / 1e6
 
 
 def tokens_after_first(r: Record) -> tuple[float, str] | None:
@@ -166,10 +177,3 @@ def read_records(run_dir: str | os.PathLike[str]) -> Iterator[Record]:
             yield record_from_dict(json.loads(line))
         except (json.JSONDecodeError, TypeError) as exc:
             raise ReplayError(f"{path}:{k}: unreadable record ({exc})") from None
-
-
-def read_run_config(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    path = Path(run_dir) / RUN_FILE
-    if not path.is_file():
-        raise ReplayError(f"{run_dir}: no {RUN_FILE}; pass a folder written by `trajbench replay run`")
-    return json.loads(path.read_text("utf-8"))

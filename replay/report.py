@@ -1,4 +1,4 @@
-"""`trajbench report`: turn runs and sweeps into the buyer's decision (SPEC §8.6).
+"""`trajbench report`: turn runs and sweeps into the buyer's decision (docs/metrics.md).
 
 Writes the Pareto step chart and per-concurrency charts (PNG), `points.csv` / `points.json` with
 every number and its definition, and one self-contained `report.html` (images embedded, no
@@ -15,26 +15,27 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from traces.outdir import make_dir
+from traces import make_dir
 
 from .errors import ReplayError
 from .pareto import Point, frontier, normalised
 from .plots import metric_chart, pareto_chart
-from .points import _json, load_points
+from .points import GatesOf, load_points
+from .runinfo import RunInfo
 
 DEFINITIONS = {
     "label": "system name (--label NAME=DIR, default the folder name)",
     "concurrency": "simulated users (slots), each with at most one request in flight",
-    "per_user_tps": "pooled per-user speed: Σ output tokens / Σ E2E seconds over window turns (SPEC §8.3)",
-    "throughput_tps": "system output tokens/s over the performance window (SPEC §8.2)",
+    "per_user_tps": "pooled per-user speed: Σ output tokens / Σ E2E seconds over window turns (docs/metrics.md)",
+    "throughput_tps": "system output tokens/s over the performance window (docs/metrics.md)",
     "requests_per_s": "completed window turns per second",
     "ttft_p90_ms": "90th percentile time to first token, ms (observed value, numpy method=lower)",
     "cache_hit": "measured prefix-cache hit: Σ cached / Σ prompt tokens as the server reports them",
     "failed_turns": "turns that failed (HTTP error, broken stream, error object, timeout)",
     "issued_turns": "turns sent",
-    "inline_score": "inline accuracy over all scored turns (SPEC §9.2)",
+    "inline_score": "inline accuracy over all scored turns (docs/accuracy.md)",
     "inline_pass": "inline score meets the profile's threshold",
-    "osl_mean": "mean output tokens per window turn (SPEC §9.1)",
+    "osl_mean": "mean output tokens per window turn (docs/accuracy.md)",
     "osl_pass": "OSL mean is inside the profile's band",
     "on_frontier": "the point is non-dominated among this system's accurate points",
     "per_dollar_hour": "throughput_tps / cost per hour (given --cost-per-hour)",
@@ -71,23 +72,25 @@ def _table(rows: list[dict[str, Any]], cols: list[str], css: str) -> str:
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
+_SHOWN_CONFIG = ("profile", "model", "request_params", "target", "endpoint", "concurrency", "workers", "num_trajectories",
+                 "inject_delays", "stop_issuing_on_first_user_complete", "salt", "history_marker", "dataset")
+
+
 def _configs(points: list[Point]) -> str:
     parts = []
     for p in points:
-        run = _json(Path(p.run_dir) / "run.json") or {}
-        keys = ("profile", "model", "request_params", "target", "endpoint", "concurrency", "workers", "num_trajectories", "inject_delays", "stop_issuing_on_first_user_complete", "salt", "history_marker", "dataset")
-        keep = {k: run[k] for k in keys if k in run}
+        run = RunInfo.read(p.run_dir).to_json()
+        keep = {k: run[k] for k in _SHOWN_CONFIG}
         parts.append(f"<details><summary>{html.escape(p.label)} C={p.concurrency}</summary><pre>{html.escape(json.dumps(keep, indent=2, sort_keys=True))}</pre></details>")
     return "".join(parts)
 
 
-def _dataset_hash(run_dir: Path) -> str:
-    run = _json(run_dir / "run.json") or {}
-    return str((run.get("dataset") or {}).get("content_hash", "unknown"))
-
-
-def build_report(inputs: list[tuple[str, Path]], out: Path, *, cost_per_hour: float | None = None, power_watts: float | None = None) -> Path:
-    points = load_points(inputs)
+def build_report(
+    inputs: list[tuple[str, Path]], out: Path, *, cost_per_hour: float | None = None, power_watts: float | None = None, gates_of: GatesOf | None = None
+) -> Path:
+    """The report of the given (label, run or sweep folder) inputs; `gates_of` gives each point's
+    accuracy verdicts (eval's; without it no point is marked failing)."""
+    points = load_points(inputs, gates_of)
     make_dir(out, error=ReplayError)
     rows = _rows(points, cost_per_hour, power_watts)
     cols = [c for c in DEFINITIONS if any(c in r for r in rows)]
@@ -110,7 +113,7 @@ def build_report(inputs: list[tuple[str, Path]], out: Path, *, cost_per_hour: fl
     if any(p.cache_hit is not None for p in points):
         charts.append(metric_chart(points, out / "cache_hit_vs_concurrency.png", lambda p: p.cache_hit, "measured prefix-cache hit"))
     failing = [r for r in rows if r["inline_pass"] is False or r["osl_pass"] is False]
-    hashes = sorted({_dataset_hash(Path(p.run_dir)) for p in points})
+    hashes = sorted({RunInfo.read(p.run_dir).dataset.content_hash for p in points})
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>trajbench report</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}}table{{border-collapse:collapse;font-size:13px}}
@@ -121,7 +124,7 @@ td,th{{border:1px solid #ccc;padding:3px 6px;text-align:right}}img{{max-width:10
 <p>{len(points)} measured point(s) from {len({p.label for p in points})} system(s). Dataset manifest hash: <code>{html.escape(", ".join(hashes))}</code></p>
 <h2>Throughput vs per-user speed</h2>
 {_img(charts[0])}
-<p>The frontier is a step function through measured points only (SPEC §8.6). Crosses fail an accuracy gate and do not count.</p>
+<p>The frontier is a step function through measured points only (docs/metrics.md). Crosses fail an accuracy gate and do not count.</p>
 <h2>Points</h2>
 {_table(rows, cols + ["run"], "point")}
 <h2>Points failing an accuracy gate</h2>

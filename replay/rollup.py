@@ -15,15 +15,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from .early_stopping import estimates
+from .numbers import PERCENTILES, Distribution, Metric, pct_key
 
-#: The percentile grid, highest first (docs/metrics.md).
-PERCENTILES = (99.9, 99.0, 97.0, 95.0, 90.0, 80.0, 75.0, 50.0, 25.0, 10.0, 5.0, 1.0)
 HISTOGRAM_BUCKETS = 30
-
-
-def pct_key(p: float) -> str:
-    """The key of a percentile in every summary: "99.9", "50.0" (the reference's spelling)."""
-    return str(float(p))
 
 
 def _percentiles(a: np.ndarray) -> dict[str, float]:
@@ -49,7 +43,7 @@ def _histogram(a: np.ndarray, lo: float, hi: float) -> dict[str, list[Any]]:
     return {"buckets": [[edges[i], edges[i + 1]] for i in range(HISTOGRAM_BUCKETS)], "counts": [int(c) for c in counts]}
 
 
-def rollup(values: Sequence[int] | Sequence[float], *, early_stopping: bool = False) -> dict[str, Any]:
+def rollup(values: Sequence[int] | Sequence[float], *, early_stopping: bool = False) -> Metric:
     """The reference's metric dict; `{}` when there are no values (with the all-null
     early-stopping map when that is on, as the reference writes it)."""
     if not values:
@@ -66,18 +60,13 @@ def rollup(values: Sequence[int] | Sequence[float], *, early_stopping: bool = Fa
     return out
 
 
-def distribution(values: Sequence[float]) -> dict[str, Any]:
+def distribution(values: Sequence[float]) -> Distribution:
     """n, total, min, max, avg, std_dev (sample) and percentiles; n=0 and nulls when empty, so a
     summary always has the keys."""
     if not values:
-        return {"n": 0, "total": 0, "min": None, "max": None, "avg": None, "std_dev": None, "percentiles": {pct_key(p): None for p in PERCENTILES}}
+        return Distribution(0, 0, None, None, None, None, {pct_key(p): None for p in PERCENTILES})
     a = np.asarray(values, dtype=np.float64)
-    return {
-        "n": int(a.size),
-        "total": float(a.sum()),
-        "min": float(a.min()),
-        "max": float(a.max()),
-        "avg": float(a.mean()),
-        "std_dev": float(a.std(ddof=1)) if a.size > 1 else 0.0,
-        "percentiles": _percentiles(a),
-    }
+    pct: dict[str, float | None] = dict(_percentiles(a))
+    return Distribution(
+        int(a.size), float(a.sum()), float(a.min()), float(a.max()), float(a.mean()), float(a.std(ddof=1)) if a.size > 1 else 0.0, pct
+    )

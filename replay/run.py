@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
-from dataclasses import asdict, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
@@ -37,7 +36,9 @@ from .errors import ReplayError
 from .interrupt import Interrupt
 from .limits import ensure_open_files
 from .preflight import Target, identify, preflight
-from .records import RECORDS_FILE, RUN_FILE, RecordWriter
+from .layout import RECORDS_FILE, RUN_FILE
+from .records import RecordWriter
+from .runinfo import DatasetRef, Preflight, RunInfo, ShardCheck
 from .scheduler import WorkerPlan
 from .summary import write_results
 from .backend import Backend, LocalBackend, load_counter, open_client
@@ -78,8 +79,7 @@ async def _run_replay(config: RunConfig, client_factory: Callable[[WorkerPlan], 
             if client_factory is None:
                 target = await _check_target(config, profile, base_url, target)
             prepare_run_dir(config, run_dir)
-            run_json = run_config_dict(config, shards, profile, base_url, target, num, verification=verification)
-            (run_dir / RUN_FILE).write_text(json.dumps(run_json, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            run_info(config, shards, profile, base_url, target, num, verification=verification).write(run_dir)
             started = True
             plans = [
                 WorkerPlan(
@@ -87,6 +87,7 @@ async def _run_replay(config: RunConfig, client_factory: Callable[[WorkerPlan], 
                     profile=profile.name, base_url=base_url, model=config.model, inject_delays=config.inject_delays,
                     turn_timeout=config.turn_timeout, headers=tuple(config.headers), tokenizer=config.tokenizer,
                     api_key=config.api_key, max_completion_tokens=config.max_completion_tokens, limits=config.limits,
+                    reuse_connections=target.keep_alive is not False,
                 )
                 for w in range(config.workers)
             ]
@@ -162,7 +163,7 @@ async def _endpoint(config: RunConfig) -> AsyncIterator[tuple[str, Target]]:
         from .sim.embedded import start_simulator
     except ImportError:
         raise ReplayError("no --endpoint given and this trajbench has no embedded simulator; pass --endpoint URL") from None
-    with start_simulator(list(config.sim_args)) as sim:
+    with start_simulator(config.sim) as sim:
         yield sim.base_url, Target("simulated", "the embedded simulator (no --endpoint)")
 
 
@@ -245,46 +246,45 @@ def request_params(profile: traces.Profile, max_completion_tokens: int | None) -
     return params
 
 
-def run_config_dict(
+def run_info(
     config: RunConfig, shards: Shards, profile: traces.Profile, base_url: str, target: Target | str, num: int,
     *, verification: traces.Verification | None = None,
-) -> dict[str, Any]:
+) -> RunInfo:
     """run.json: everything needed to reproduce and judge the run; never the API key.
-    `shard_verification` records the check of the shard files made before the first request
-    (`{"verified": false}` when none was made)."""
+    `shard_verification` records the check of the shard files made before the first request."""
     if isinstance(target, str):
         target = Target(target, "given as simulated" if target == "simulated" else None)
     opts = shards.options
-    return {
-        "trajbench_version": traces.__version__,
-        "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "started_monotonic_ns": time.monotonic_ns(),
-        "shards": str(shards.path.resolve()),
-        "dataset": {"name": shards.manifest.name, "content_hash": shards.content_hash, **traces.to_json(shards.manifest.counts)},
-        "shard_verification": verification.as_dict() if verification is not None else {"verified": False},
-        "salt": opts.salt,
-        "salt_seed": opts.seed,
-        "history_marker": shards.history_marker,
-        "profile": profile.name,
-        # what was sent: an overridden output cap shows here, so the compliance check flags it
-        "request_params": request_params(profile, config.max_completion_tokens),
-        "model": config.model or profile.served_model_name,
-        "endpoint": _public_url(base_url),
-        # "simulated" whenever the server said it is trajbench's simulator: never an official point
-        "target": target.kind,
-        "target_evidence": target.evidence,
-        "preflight": {"checked": target.checked, "served_models": list(target.served_models) if target.served_models is not None else None},
-        "api_key_given": config.api_key is not None,
-        "concurrency": config.concurrency,
-        "num_trajectories": num,
-        "planned_turns": planned_turns(shards, num),
-        "inject_delays": config.inject_delays,
-        "stop_at_window_end": config.stop_at_window_end,
-        "stop_issuing_on_first_user_complete": config.stop_at_window_end,
-        "turn_timeout": config.turn_timeout,
-        "drain_timeout": config.drain_timeout,
-        "headers": list(config.headers),
-        "workers": config.workers,
-        "tokenizer": config.tokenizer,
-        "limits": asdict(config.limits),
-    }
+    counts = shards.manifest.counts
+    return RunInfo(
+        trajbench_version=traces.__version__,
+        started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        started_monotonic_ns=time.monotonic_ns(),
+        shards=str(shards.path.resolve()),
+        dataset=DatasetRef(shards.manifest.name, shards.content_hash, counts.trajectories, counts.instances, counts.client_turns),
+        shard_verification=ShardCheck.of(verification),
+        salt=opts.salt,
+        salt_seed=opts.seed,
+        history_marker=shards.history_marker,
+        profile=profile.name,
+        request_params=request_params(profile, config.max_completion_tokens),
+        model=config.model or profile.served_model_name,
+        endpoint=_public_url(base_url),
+        target=target.kind,
+        target_evidence=target.evidence,
+        preflight=Preflight(
+            target.checked, list(target.served_models) if target.served_models is not None else None, target.keep_alive),
+        api_key_given=config.api_key is not None,
+        concurrency=config.concurrency,
+        num_trajectories=num,
+        planned_turns=planned_turns(shards, num),
+        inject_delays=config.inject_delays,
+        stop_at_window_end=config.stop_at_window_end,
+        stop_issuing_on_first_user_complete=config.stop_at_window_end,
+        turn_timeout=config.turn_timeout,
+        drain_timeout=config.drain_timeout,
+        headers=list(config.headers),
+        workers=config.workers,
+        tokenizer=config.tokenizer,
+        limits=config.limits,
+    )

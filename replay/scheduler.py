@@ -63,6 +63,7 @@ class WorkerPlan:
     api_key: str | None = field(default=None, repr=False)
     max_completion_tokens: int | None = None  # RunConfig's override of the profile's cap (not official)
     limits: ResponseLimits = ResponseLimits()
+    reuse_connections: bool = True  # False when the preflight saw the server close sockets after answers
 
 
 @dataclass(frozen=True)

@@ -10,55 +10,76 @@ the one extra key `trajbench`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import traces
 
 from .errors import AllTurnsFailed
+from .layout import REPORT_FILE, SUMMARY_FILE
 from .metrics import reference_metrics, trajbench_metrics
-from .records import Record, read_records, read_run_config
-from .rollup import pct_key
-
-SUMMARY_FILE = "result_summary.json"
-REPORT_FILE = "report.txt"
+from .numbers import Distribution, Metric, RunNumbers
+from .records import Record, read_records
+from .runinfo import read_run_info
 
 #: The key that holds trajbench's additions in result_summary.json.
 OURS = "trajbench"
 
 
+@dataclass(frozen=True)
+class ResultSummary(traces.JsonFile):
+    """result_summary.json: the reference's fields in its order (its Report reader loads the
+    file), then trajbench's own section under `OURS`."""
+
+    FILE = SUMMARY_FILE
+    SORT_KEYS = False  # the reference's order
+
+    version: str
+    git_sha: str | None
+    test_started_at: int
+    n_samples_issued: int
+    n_samples_completed: int
+    n_samples_failed: int
+    duration_ns: int | None
+    state: str  # "complete" or "interrupted"
+    complete: bool
+    ttft: Metric
+    tpot: Metric
+    latency: Metric
+    output_sequence_lengths: Metric
+    input_sequence_lengths: Metric
+    legacy_loadgen_window_duration_ns: int | None
+    qps: float | None
+    tps: float | None
+    finish_reason_counts: dict[str, int]
+    run_config: dict[str, Any]
+    trajbench: RunNumbers
+
+
 def build_summary(
     records: Sequence[Record], run_config: dict[str, Any], *, window_close_ns: int | None = None, interrupted: bool = False, crashed: bool = False
-) -> dict[str, Any]:
+) -> ResultSummary:
     ref = reference_metrics(records, window_close_ns=window_close_ns)
     state = "interrupted" if interrupted or crashed else "complete"
-    ours = trajbench_metrics(records, window_close_ns=window_close_ns)
-    ours.update(interrupted=interrupted, crashed=crashed)
-    return {
-        "version": traces.__version__,
-        "git_sha": None,
-        "test_started_at": int(run_config.get("started_monotonic_ns") or 0),
-        "n_samples_issued": ref.pop("n_samples_issued"),
-        "n_samples_completed": ref.pop("n_samples_completed"),
-        "n_samples_failed": ref.pop("n_samples_failed"),
-        "duration_ns": ref.pop("duration_ns"),
-        "state": state,
-        "complete": state == "complete",
-        **ref,
-        "run_config": run_config,
-        OURS: ours,
-    }
-
-
-def write_results(run_dir: str | Path, *, window_close_ns: int | None = None, interrupted: bool = False, crashed: bool = False) -> dict[str, Any]:
-    """Read the run's records and config, write both result files, return the summary."""
-    run_dir = Path(run_dir)
-    summary = build_summary(
-        list(read_records(run_dir)), read_run_config(run_dir), window_close_ns=window_close_ns, interrupted=interrupted, crashed=crashed
+    return ResultSummary(
+        version=traces.__version__,
+        git_sha=None,
+        test_started_at=int(run_config.get("started_monotonic_ns") or 0),
+        state=state,
+        complete=state == "complete",
+        run_config=run_config,
+        trajbench=trajbench_metrics(records, window_close_ns=window_close_ns, interrupted=interrupted, crashed=crashed),
+        **vars(ref),
     )
-    (run_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def write_results(run_dir: str | Path, *, window_close_ns: int | None = None, interrupted: bool = False, crashed: bool = False) -> ResultSummary:
+    """Read the run's records and run.json, write both result files, return the summary."""
+    run_dir = Path(run_dir)
+    run = read_run_info(run_dir).to_json()
+    summary = build_summary(list(read_records(run_dir)), run, window_close_ns=window_close_ns, interrupted=interrupted, crashed=crashed)
+    summary.write(run_dir)
     (run_dir / REPORT_FILE).write_text(render_report(summary), encoding="utf-8")
     return summary
 
@@ -90,12 +111,10 @@ class RunOutcome:
     @classmethod
     def read(cls, run_dir: str | Path) -> "RunOutcome":
         try:
-            summary = json.loads((Path(run_dir) / SUMMARY_FILE).read_text("utf-8"))
-            ours = summary[OURS]
-            turns = ours["turns"]
-            return cls(True, bool(ours["interrupted"]), bool(ours["crashed"]), int(turns["sent"]), int(turns["ok"]), dict(ours["errors_by_kind"]))
-        except (OSError, ValueError, KeyError, TypeError):
+            ours = ResultSummary.read(run_dir).trajbench
+        except traces.ContractError:
             return cls(finished=False)  # missing, cut off while being written, or not ours
+        return cls(True, ours.interrupted, ours.crashed, ours.turns.sent, ours.turns.ok, dict(ours.errors_by_kind))
 
     def failure(self, run_dir: str | Path) -> AllTurnsFailed:
         """The error of a run where every turn failed: counts by kind and the first error."""
@@ -120,18 +139,18 @@ def _num(v: float | None, fmt: str = ".1f") -> str:
 _SHOWN = (99, 95, 90, 50, 10)
 
 
-def _dist_row(name: str, d: dict[str, Any], conv) -> str:  # type: ignore[no-untyped-def]
-    cells = [conv(d["avg"]), conv(d["min"])] + [conv(d["percentiles"][pct_key(p)]) for p in _SHOWN] + [conv(d["max"])]
-    return f"  {name:<22}{d['n']:>8}  " + "".join(f"{c:>10}" for c in cells)
+def _dist_row(name: str, d: Distribution, conv: Callable[[float | None], str]) -> str:
+    cells = [conv(d.avg), conv(d.min)] + [conv(d.p(p)) for p in _SHOWN] + [conv(d.max)]
+    return f"  {name:<22}{d.n:>8}  " + "".join(f"{c:>10}" for c in cells)
 
 
-def render_report(s: dict[str, Any]) -> str:
+def render_report(s: ResultSummary) -> str:
     """The human-readable digest of a summary: headline, window, latencies, tokens, failures."""
-    cfg = s.get("run_config", {})
-    t = s[OURS]
-    inter = t["interactivity"]
-    w = t["window"]
-    turns = t["turns"]
+    cfg = s.run_config
+    t = s.trajbench
+    inter = t.interactivity
+    w = t.window
+    turns = t.turns
     lines = [
         "trajbench replay report",
         "=======================",
@@ -142,39 +161,39 @@ def render_report(s: dict[str, Any]) -> str:
         f"stop at window end {'yes' if cfg.get('stop_at_window_end') else 'no'}",
         "",
         "headline (turns issued in the performance window that succeeded)",
-        f"  system throughput     {t['throughput']['output_tokens_per_s']:.1f} output tok/s   ({t['throughput']['requests_per_s']:.2f} requests/s)",
-        f"  per-user speed        {inter['e2e_interactivity']:.1f} tok/s pooled = {inter['output_tokens_sum']} tokens / {inter['e2e_seconds_sum']:.2f} s of E2E",
-        f"  per-trajectory speed  median {_num(inter['per_trajectory']['percentiles'][pct_key(50)])} tok/s over {inter['per_trajectory']['n']} instances",
-        f"  window                {w['duration_ns'] / 1e9:.2f} s, {'closed' if w['closed'] else 'never closed (the FIFO outlasted every slot)'}",
+        f"  system throughput     {t.throughput.output_tokens_per_s:.1f} output tok/s   ({t.throughput.requests_per_s:.2f} requests/s)",
+        f"  per-user speed        {inter.e2e_interactivity:.1f} tok/s pooled = {inter.output_tokens_sum} tokens / {inter.e2e_seconds_sum:.2f} s of E2E",
+        f"  per-trajectory speed  median {_num(inter.per_trajectory.p(50))} tok/s over {inter.per_trajectory.n} instances",
+        f"  window                {w.duration_ns / 1e9:.2f} s, {'closed' if w.closed else 'never closed (the FIFO outlasted every slot)'}",
         "",
-        f"turns       sent {turns['sent']}  ok {turns['ok']}  failed {turns['failed']}  aborted (not sent) {turns['aborted']}  "
-        f"cancelled {turns['cancelled']}  in window {turns['window']['sent']}",
-        f"reference   issued {s['n_samples_issued']}  completed {s['n_samples_completed']}  failed {s['n_samples_failed']}  "
+        f"turns       sent {turns.sent}  ok {turns.ok}  failed {turns.failed}  aborted (not sent) {turns.aborted}  "
+        f"cancelled {turns.cancelled}  in window {turns.window.sent}",
+        f"reference   issued {s.n_samples_issued}  completed {s.n_samples_completed}  failed {s.n_samples_failed}  "
         f"(tracked turns, as the reference counts them)",
         "",
         f"  {'metric':<22}{'n':>8}  " + "".join(f"{h:>10}" for h in ["avg", "min"] + [f"p{p}" for p in _SHOWN] + ["max"]),
-        _dist_row("TTFT ms", t["ttft"], _ms),
-        _dist_row("TPOT ms", t["tpot"], _ms),
-        _dist_row("ITL ms", t["itl"], _ms),
-        _dist_row("E2E ms", t["latency"], _ms),
-        _dist_row("input tokens", t["input_sequence_lengths"], _num),
-        _dist_row("output tokens", t["output_sequence_lengths"], _num),
-        _dist_row("per-turn tok/s", inter["per_turn"], _num),
+        _dist_row("TTFT ms", t.ttft, _ms),
+        _dist_row("TPOT ms", t.tpot, _ms),
+        _dist_row("ITL ms", t.itl, _ms),
+        _dist_row("E2E ms", t.latency, _ms),
+        _dist_row("input tokens", t.input_sequence_lengths, _num),
+        _dist_row("output tokens", t.output_sequence_lengths, _num),
+        _dist_row("per-turn tok/s", inter.per_turn, _num),
         "",
     ]
-    if t["tpot_denominator"]:
-        how = ", ".join(f"{k} {v}" for k, v in t["tpot_denominator"].items())
+    if t.tpot_denominator:
+        how = ", ".join(f"{k} {v}" for k, v in t.tpot_denominator.items())
         lines.append(f"TPOT          tokens after the first chunk counted by: {how}")
-    c = t["cached_tokens"]
-    if c["turns_reporting"]:
-        lines.append(f"prefix cache  {c['cached_tokens_sum']} of {c['prompt_tokens_sum']} prompt tokens cached ({100 * c['hit_rate']:.1f} %)")
-    tok = t["tokens"]
-    lines.append(f"token counts  output from server usage {tok['output_from_server']}, from client tokenizer {tok['output_from_client']}, unknown {tok['output_unknown']}")
-    if tok["output_client_minus_server"]["n"]:
-        lines.append(f"              client − server output tokens: mean {tok['output_client_minus_server']['avg']:.2f}")
-    lines.append(f"finish        {', '.join(f'{k} {v}' for k, v in t['finish_reasons'].items()) or '-'}")
-    if t["errors_by_kind"]:
-        lines.append(f"errors        {', '.join(f'{k} {v}' for k, v in t['errors_by_kind'].items())}")
-    if t.get("interrupted"):
+    c = t.cached_tokens
+    if c.turns_reporting and c.hit_rate is not None:
+        lines.append(f"prefix cache  {c.cached_tokens_sum} of {c.prompt_tokens_sum} prompt tokens cached ({100 * c.hit_rate:.1f} %)")
+    tok = t.tokens
+    lines.append(f"token counts  output from server usage {tok.output_from_server}, from client tokenizer {tok.output_from_client}, unknown {tok.output_unknown}")
+    if tok.output_client_minus_server.n and tok.output_client_minus_server.avg is not None:
+        lines.append(f"              client − server output tokens: mean {tok.output_client_minus_server.avg:.2f}")
+    lines.append(f"finish        {', '.join(f'{k} {v}' for k, v in t.finish_reasons.items()) or '-'}")
+    if t.errors_by_kind:
+        lines.append(f"errors        {', '.join(f'{k} {v}' for k, v in t.errors_by_kind.items())}")
+    if t.interrupted:
         lines.append("NOTE          the run was interrupted (Ctrl-C); the numbers cover what finished")
     return "\n".join(lines) + "\n"

@@ -21,17 +21,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import asdict, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
-from traces.outdir import make_dir
+import traces
+from traces import make_dir
 
 from .config import RunConfig
 from .errors import AllTurnsFailed, Interrupted, ReplayError
 from .interrupt import Interrupt
-from .points import SWEEP_FILE
-from .records import RUN_FILE
+from .layout import RUN_FILE, SWEEP_FILE
 from .summary import RunOutcome
 
 AfterPoint = Callable[[Path], None]
@@ -50,10 +50,22 @@ def parse_concurrencies(text: str) -> list[int]:
     return values
 
 
-def _write_plan(folder: Path, plan: dict) -> None:
-    tmp = folder / f".{SWEEP_FILE}.tmp"
-    tmp.write_text(json.dumps(plan, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, folder / SWEEP_FILE)
+@dataclass(frozen=True)
+class SweepPoint:
+    concurrency: int
+    dir: str  # the point's run folder, inside the sweep folder
+    status: str  # pending, running, done, interrupted or failed
+
+
+@dataclass(frozen=True)
+class SweepPlan(traces.JsonFile):
+    """sweep.json: the sweep's base options, its concurrencies and each point's status."""
+
+    FILE = SWEEP_FILE
+
+    base: dict[str, Any]
+    concurrencies: list[int]
+    points: list[SweepPoint]
 
 
 def _check_folder(folder: Path) -> None:
@@ -89,57 +101,57 @@ async def run_sweep(
     folder = Path(out)
     _check_folder(folder)
     make_dir(folder, error=ReplayError)
-    plan_path = folder / SWEEP_FILE
     # through JSON, so a resumed sweep compares like with like (tuples come back as lists)
-    base_json = json.loads(json.dumps({k: v for k, v in asdict(base).items() if k not in ("api_key", "out", "concurrency", "display", "skip_preflight")}))
+    base_json = json.loads(json.dumps({k: v for k, v in traces.to_json(base).items() if k not in ("api_key", "out", "concurrency", "display", "skip_preflight")}))
     before: dict[str, str] = {}
-    if plan_path.is_file():
+    if SweepPlan.exists(folder):
         try:
-            old = json.loads(plan_path.read_text("utf-8"))
-        except ValueError as exc:
-            raise ReplayError(f"{plan_path}: not valid JSON ({exc}); choose a new --out") from None
-        if old.get("base") != base_json:
+            old = SweepPlan.read(folder)
+        except traces.ContractError as exc:
+            raise ReplayError(f"{exc}; choose a new --out") from None
+        if old.base != base_json:
             raise ReplayError(f"{folder}: holds a sweep with other settings; use another --out or the same options to resume it")
-        before = {p.get("dir"): p.get("status") for p in old.get("points", [])}
-    plan = {"base": base_json, "concurrencies": list(concurrencies), "points": [{"concurrency": c, "dir": f"c{c:04d}", "status": "pending"} for c in concurrencies]}
+        before = {p.dir: p.status for p in old.points}
+    plan = SweepPlan(base_json, list(concurrencies), [SweepPoint(c, f"c{c:04d}", "pending") for c in concurrencies])
     interrupt = Interrupt()
-    stopped_at: dict | None = None
+    stopped_at: SweepPoint | None = None
     with interrupt.installed():
-        for point in plan["points"]:
-            run_dir = folder / point["dir"]
-            if RunOutcome.read(run_dir).complete and before.get(point["dir"], "done") == "done":
-                point["status"] = "done"
-                echo(f"C={point['concurrency']}: kept (already done)")
+        for k, point in enumerate(plan.points):
+            run_dir = folder / point.dir
+
+            def mark(status: str) -> None:
+                plan.points[k] = replace(plan.points[k], status=status)
+                plan.write(folder)
+
+            if RunOutcome.read(run_dir).complete and before.get(point.dir, "done") == "done":
+                plan.points[k] = replace(point, status="done")
+                echo(f"C={point.concurrency}: kept (already done)")
                 continue
             if interrupt.requested:  # a signal between points: stop before the next one
                 break
             _clear_point(run_dir)  # an unfinished point is rerun from the start
-            point["status"] = "running"
-            _write_plan(folder, plan)
-            echo(f"C={point['concurrency']}: replaying …")
+            mark("running")
+            echo(f"C={point.concurrency}: replaying …")
             try:
-                await run_replay(replace(base, concurrency=point["concurrency"], out=str(run_dir), workers=min(base.workers, point["concurrency"])), interrupt=interrupt)
+                await run_replay(replace(base, concurrency=point.concurrency, out=str(run_dir), workers=min(base.workers, point.concurrency)), interrupt=interrupt)
             except BaseException:
-                point["status"] = "failed"
-                _write_plan(folder, plan)
+                mark("failed")
                 raise
             outcome = RunOutcome.read(run_dir)
             if not outcome.complete:
-                point["status"] = "interrupted"
+                plan.points[k] = replace(point, status="interrupted")
                 stopped_at = point
                 break
             if outcome.all_failed:
-                point["status"] = "failed"
-                _write_plan(folder, plan)
-                raise AllTurnsFailed(f"C={point['concurrency']}: {outcome.failure(run_dir)}; the sweep stopped here (rerun the same command to resume from this point)")
+                mark("failed")
+                raise AllTurnsFailed(f"C={point.concurrency}: {outcome.failure(run_dir)}; the sweep stopped here (rerun the same command to resume from this point)")
             if after_point is not None:
                 after_point(run_dir)
-            point["status"] = "done"
-            _write_plan(folder, plan)
-    _write_plan(folder, plan)
+            mark("done")
+    plan.write(folder)
     if interrupt.requested:
-        where = f"C={stopped_at['concurrency']} was interrupted and will be rerun" if stopped_at else "it stopped between points"
-        todo = sum(p["status"] != "done" for p in plan["points"])
+        where = f"C={stopped_at.concurrency} was interrupted and will be rerun" if stopped_at else "it stopped between points"
+        todo = sum(p.status != "done" for p in plan.points)
         raise Interrupted(
             f"sweep {folder} stopped by a signal: {where}; {todo} point(s) still to run "
             "(run the same command again to resume)",

@@ -23,6 +23,16 @@ may have spent a prefill on it, and a silent resend would hide the failure and i
 only retry is for a kept-alive socket the server had already closed before we wrote anything
 (polled right before the write); a connection lost after that fails the request
 (`ConnectionDropped`), and the caller records it.
+
+That poll cannot see a close the server is about to make: a server drops an idle keep-alive
+socket after its own timeout (5 s for llama.cpp's cpp-httplib, uvicorn and Node), and a request
+written in that instant is lost. So a socket idle longer than `max_idle_s` (4 s, the reference
+client's `max_idle_time`) is never reused: it is closed and the request goes on a fresh one.
+Some servers close every connection right after a streamed response while still advertising
+keep-alive (llama.cpp's cpp-httplib does: measured, the FIN follows the last chunk); a request
+written before that FIN lands is lost the same way. Once the pool sees a server close a kept-alive
+socket early (found closed before reuse, or dropped with no response after reuse), it stops
+reusing that server's sockets (`keeps_alive`); the preflight learns it before the run starts.
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import select
 import ssl
+import time
 from typing import AsyncIterator
 
 import httpx
@@ -40,6 +51,7 @@ from .http1 import READ_SIZE, Connection, ConnectionDropped, ResponseTooLarge, S
 __all__ = ["TIMING_EXTENSION", "ConnectionDropped", "FastTransport", "ResponseTooLarge", "Sink", "Timing"]
 
 TIMING_EXTENSION = "trajbench.timing"
+MAX_IDLE_S = 4.0  # below the common 5 s server keep-alive timeout; the reference client's default
 
 
 class _Body(httpx.AsyncByteStream):
@@ -88,11 +100,20 @@ class _Body(httpx.AsyncByteStream):
 
 class FastTransport(httpx.AsyncBaseTransport):
     """httpx transport over asyncio + httptools; `max_connections` bounds open sockets, `limits`
-    the size of each response."""
+    the size of each response, `max_idle_s` how long a kept-alive socket may wait for reuse."""
 
-    def __init__(self, max_connections: int = 100, *, verify: bool | ssl.SSLContext = True, limits: ResponseLimits = ResponseLimits()) -> None:
+    def __init__(
+        self, max_connections: int = 100, *, verify: bool | ssl.SSLContext = True,
+        limits: ResponseLimits = ResponseLimits(), max_idle_s: float = MAX_IDLE_S, reuse: bool = True,
+    ) -> None:
         self._max = max_connections
         self._limits = limits
+        self._max_idle_ns = int(max_idle_s * 1e9)
+        #: False once a server was seen closing kept-alive sockets early: then every request gets
+        #: a fresh connection (or from the start, when the preflight found it)
+        self.keeps_alive = reuse
+        #: kept-alive sockets closed unused because they had idled longer than `max_idle_s`
+        self.expired = 0
         #: kept-alive sockets found closed by the server before a request was written on them
         #: (replaced by a fresh connection; the request was never sent twice)
         self.reconnects = 0
@@ -135,6 +156,7 @@ class FastTransport(httpx.AsyncBaseTransport):
         read_timeout = timeouts.get("read")
         for _ in range(_MAX_STALE):
             conn = await self._connection(key, timeouts.get("connect"), request)
+            reused = conn.exchanges > 0
             if conn.start(payload):
                 break
             conn.close()  # closed between the pool's check and the write: nothing was sent
@@ -148,9 +170,12 @@ class FastTransport(httpx.AsyncBaseTransport):
                     await conn.headers_done  # type: ignore[misc]
             except TimeoutError:
                 raise httpx.ReadTimeout(f"no response headers within {read_timeout} s", request=request) from None
-        except BaseException:
+        except BaseException as exc:
             conn.close()
+            if reused and isinstance(exc, ConnectionDropped):
+                self.keeps_alive = False  # it closed a kept-alive socket under us (see the module docstring)
             raise
+        conn.exchanges += 1
         return httpx.Response(
             conn.status, headers=conn.headers, stream=_Body(self, conn, timing, read_timeout),
             extensions={"http_version": b"HTTP/1.1", TIMING_EXTENSION: timing},
@@ -158,12 +183,18 @@ class FastTransport(httpx.AsyncBaseTransport):
 
     async def _connection(self, key: tuple[str, str, int], connect_timeout: float | None, request: httpx.Request) -> Connection:
         idle = self._idle.get(key)
+        now = time.monotonic_ns()
         while idle:
             conn = idle.pop()
+            if now - conn.idle_since_ns > self._max_idle_ns:
+                conn.close()  # the server may be closing it right now (see the module docstring)
+                self.expired += 1
+                continue
             if _alive(conn):
                 return conn
             conn.close()
             self.reconnects += 1
+            self.keeps_alive = False  # closed by the server sooner than max_idle_s
         scheme, host, port = key
         loop = asyncio.get_running_loop()
         try:
@@ -186,13 +217,24 @@ class FastTransport(httpx.AsyncBaseTransport):
         return self._ssl
 
     def _release(self, conn: Connection, keep: bool) -> None:
-        if keep and not self._closed:
+        if keep and self.keeps_alive and not self._closed:
             conn.waiter = None
+            conn.idle_since_ns = time.monotonic_ns()
             self._idle.setdefault(conn.key, []).append(conn)
         else:
             conn.close()
         if self._sem is not None:
             self._sem.release()
+
+    async def check_keep_alive(self, wait_s: float = 0.1) -> bool:
+        """After a response: does the server keep its sockets open? Waits `wait_s` for a closing
+        server's FIN, then polls the idle sockets (learning `keeps_alive`)."""
+        await asyncio.sleep(wait_s)
+        for conns in self._idle.values():
+            for conn in conns:
+                if not _alive(conn):
+                    self.keeps_alive = False
+        return self.keeps_alive
 
     async def aclose(self) -> None:
         self._closed = True

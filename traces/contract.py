@@ -24,6 +24,8 @@ import typing
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar, Union, get_args, get_origin, get_type_hints
 
+import orjson
+
 from .errors import TraceError
 
 T = TypeVar("T")
@@ -147,7 +149,7 @@ class JsonFile:
     def read(cls: type[T], folder: str | os.PathLike[str]) -> T:
         path = Path(folder) / cls.FILE  # type: ignore[attr-defined]
         try:
-            data = json.loads(path.read_text("utf-8"))
+            data = orjson.loads(path.read_bytes())
         except FileNotFoundError:
             raise ContractError(f"{path}: no such file") from None
         except (OSError, ValueError) as exc:
@@ -158,7 +160,9 @@ class JsonFile:
         return typing.cast(dict[str, Any], to_json(self))
 
     def text(self) -> str:
-        return json.dumps(self.to_json(), indent=2, sort_keys=self.SORT_KEYS, ensure_ascii=False) + "\n"
+        # orjson: several times faster than json on the large files (a 60k-turn run's scores)
+        option = orjson.OPT_INDENT_2 | (orjson.OPT_SORT_KEYS if self.SORT_KEYS else 0)
+        return orjson.dumps(self.to_json(), option=option).decode("utf-8") + "\n"
 
     def write(self, folder: str | os.PathLike[str]) -> Path:
         """Write atomically: readers never see a half-written file."""

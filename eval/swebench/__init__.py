@@ -10,20 +10,21 @@ from .dataset import load_instances
 from .errors import SwebenchError
 from .progress import Reporter, RichReporter
 from .run import RUNTIMES, SwebenchOptions, run_swebench
-from .summary import SUMMARY_FILE, MeanResult, read_summary, swebench_mean
+from .summary import REGION_RUNS, SUMMARY_FILE, MeanResult, read_summary, swebench_mean
 from .templates import TEMPLATES
 
-__all__ = sorted([
-    "MeanResult",
+__all__ = [
+    "REGION_RUNS",
     "RUNTIMES",
+    "SUMMARY_FILE",
+    "TEMPLATES",
+    "MeanResult",
     "Reporter",
     "RichReporter",
-    "SUMMARY_FILE",
     "SwebenchError",
     "SwebenchOptions",
-    "TEMPLATES",
     "load_instances",
     "read_summary",
     "run_swebench",
     "swebench_mean",
-])
+]

@@ -20,10 +20,10 @@ from typing import Any
 
 import traces
 
+from ..layout import SCORES_FILE
+from ..layout import SWEBENCH_SUMMARY_FILE as SUMMARY_FILE
 from .errors import SwebenchError
 
-SUMMARY_FILE = "swebench_summary.json"
-SCORES_FILE = "scores.json"
 GRADE_FILE = "grade.json"
 PATCH_FILE = "patch.diff"
 TRAJECTORY_FILE = "trajectory.json"

@@ -190,7 +190,7 @@ class _Server:
             for _ in range(procs):
                 proc = subprocess.Popen([sys.executable, "-m", "replay.calibrate.server", "--tokens", str(tokens),
                                          "--interval-ms", repr(interval_s * 1000), "--port", str(port)],
-                                        stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent)
+                                        stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2])
                 self.procs.append(proc)
                 line = proc.stdout.readline() if proc.stdout else ""
                 if not line.startswith("PORT "):

@@ -14,7 +14,7 @@ import sys
 
 from ..errors import ReplayError
 from . import lifeline
-from .config import OPTIONS, config_from_options, field_name, option_type
+from .config import OPTIONS, config_from_options
 from .server import serve
 
 
@@ -24,7 +24,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=0, help="0 = a free port (printed on the ready line)")
     p.add_argument("--parent-pid", type=int, default=None, help="stop when this process ends (set by the launcher, with stdin a pipe it holds)")
     for opt in OPTIONS:
-        p.add_argument(f"--{opt.name}", dest=field_name(opt), type=option_type(opt), choices=opt.choices, metavar=opt.metavar, default=None, help=opt.help)
+        p.add_argument(f"--{opt.name}", dest=opt.dest, type=opt.kind, choices=opt.choices, metavar=opt.metavar, default=None, help=opt.help)
     return p
 
 

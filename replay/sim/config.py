@@ -8,7 +8,7 @@ mid-size GPU server (one H100-class replica serving a ~30B MoE model); every num
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..errors import ReplayError
 
@@ -102,6 +102,28 @@ class Option:
     choices: tuple[str, ...] | None = None
     metavar: str | None = None
 
+    @property
+    def dest(self) -> str:
+        """The SimConfig field (and parsed-options key) of the option."""
+        return self.name.replace("-", "_")
+
+    @property
+    def default(self) -> Any:
+        return getattr(DEFAULTS, self.dest)
+
+    @property
+    def shown_default(self) -> str:
+        """The default as help text shows it."""
+        d = self.default
+        return ",".join(d) if isinstance(d, tuple) else UNLIMITED if d is None and self.parse is parse_cache_tokens else str(d)
+
+    @property
+    def kind(self) -> Callable[[str], Any]:
+        """The text → value parser of the option (its own, else the default value's type)."""
+        if self.parse is not None:
+            return self.parse
+        return type(self.default) if self.default is not None else str
+
 
 OPTIONS: tuple[Option, ...] = (
     Option("model", "Served model name listed by /v1/models (requests may name any model)."),
@@ -114,7 +136,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("reasoning-fraction", "Share of a synthetic tool-calling answer spent on reasoning deltas."),
     Option("replicas", "Simulated engine replicas behind the router."),
     Option("router", "How requests are placed on replicas.", choices=ROUTERS),
-    Option("session-header", "Header the affinity router hashes (SPEC §6)."),
+    Option("session-header", "Header the affinity router hashes (docs/requests.md)."),
     Option("step-base-ms", "Step time a: fixed cost of one engine step, ms."),
     Option("prefill-ms-per-token", "Step time b: ms per prefilled (uncached) prompt token."),
     Option("batch-ms-per-seq", "Step time c: ms per sequence in the step's batch."),
@@ -132,18 +154,6 @@ _FIELDS = {f.name: f for f in fields(SimConfig)}
 DEFAULTS = SimConfig()
 
 
-def field_name(option: Option) -> str:
-    return option.name.replace("-", "_")
-
-
-def option_type(option: Option) -> Callable[[str], Any]:
-    """The text → value parser of an option (its own, else the default value's type)."""
-    if option.parse is not None:
-        return option.parse
-    default = getattr(DEFAULTS, field_name(option))
-    return type(default) if default is not None else str
-
-
 def config_from_options(values: dict[str, Any]) -> SimConfig:
     """Build a SimConfig from parsed option values; None means "use the default"."""
     kwargs = {k: v for k, v in values.items() if k in _FIELDS and v is not None}
@@ -154,12 +164,29 @@ def config_from_options(values: dict[str, Any]) -> SimConfig:
     return SimConfig(**kwargs)
 
 
+def config_from_args(argv: Sequence[str]) -> SimConfig:
+    """A SimConfig from simulator options as `trajbench serve-sim` takes them, e.g. the words of
+    `replay run --sim-args "--osl-mean 64 --seed 1"`; a bad option is a SimConfigError."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="--sim-args", add_help=False, exit_on_error=False)
+    for opt in OPTIONS:
+        p.add_argument(f"--{opt.name}", dest=opt.dest, type=opt.kind, choices=opt.choices, default=None)
+    try:
+        known, extra = p.parse_known_args(list(argv))
+    except (argparse.ArgumentError, ValueError) as exc:
+        raise SimConfigError(f"--sim-args: {exc}; see `trajbench serve-sim --help` for the options") from None
+    if extra:
+        raise SimConfigError(f"--sim-args: unknown option(s) {' '.join(extra)}; see `trajbench serve-sim --help` for the options")
+    return config_from_options(vars(known))
+
+
 def config_to_args(config: SimConfig) -> list[str]:
     """The command-line arguments that rebuild `config` (used to launch a child simulator)."""
     args: list[str] = []
     for option in OPTIONS:
-        value = getattr(config, field_name(option))
-        if value == getattr(DEFAULTS, field_name(option)):
+        value = getattr(config, option.dest)
+        if value == option.default:
             continue
         if option.name == "cache-tokens" and value is None:
             text = UNLIMITED

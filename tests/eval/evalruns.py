@@ -9,11 +9,13 @@ model tokenizer.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import traces
-from replay.records import RUN_FILE, Record, RecordWriter
+from replay import RunConfig, RunInfo
+from replay.records import Record, RecordWriter
 
 
 class _Count:
@@ -77,21 +79,18 @@ def record(row: traces.TurnRow, answer: dict[str, Any], *, repeat: int | None = 
     )
 
 
-def run_config(shards: traces.Shards, profile: str = "kimi-k3", repeats: int = 1, **over: Any) -> dict[str, Any]:
-    """run.json as replay writes it (replay.run.run_config_dict), then `over` applied on top."""
-    from replay.config import RunConfig
-    from replay.run import run_config_dict
+def run_info(shard_set: traces.Shards, profile: str = "kimi-k3", repeats: int = 1, **over: Any) -> RunInfo:
+    """run.json as replay writes it (replay.run.run_info), then `over` applied on top."""
+    from replay.run import run_info as make
 
-    num = over.pop("num_trajectories", len({tid for _, tid, _, _, _ in shards.index}) * repeats)
-    cfg = run_config_dict(RunConfig(shards=str(shards.path), profile=profile, concurrency=4), shards,
-                          traces.get_profile(profile), "http://127.0.0.1:1", "real", num,
-                          verification=traces.verify_shards(shards))
+    num = over.pop("num_trajectories", len({e.trajectory_id for e in shard_set.index}) * repeats)
+    info = make(RunConfig(shards=str(shard_set.path), profile=profile, concurrency=4), shard_set,
+                traces.get_profile(profile), "http://127.0.0.1:1", "real", num, verification=traces.verify_shards(shard_set))
     if "content_hash" in over:
-        cfg["dataset"]["content_hash"] = over.pop("content_hash")
+        info = replace(info, dataset=replace(info.dataset, content_hash=over.pop("content_hash")))
     if "stop_issuing_on_first_user_complete" in over:
-        cfg["stop_at_window_end"] = over["stop_issuing_on_first_user_complete"]
-    cfg.update(over)
-    return cfg
+        over["stop_at_window_end"] = over["stop_issuing_on_first_user_complete"]
+    return replace(info, **over)
 
 
 def write_run(run_dir: Path, shards_dir: Path, answer: Answer = oracle, *, repeats: int = 1,
@@ -101,8 +100,7 @@ def write_run(run_dir: Path, shards_dir: Path, answer: Answer = oracle, *, repea
     repeat 1's rows, as replay does)."""
     shards = traces.Shards(shards_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    cfg = run_config(shards, repeats=repeats, **config)
-    (run_dir / RUN_FILE).write_text(json.dumps(cfg), encoding="utf-8")
+    run_info(shards, repeats=repeats, **config).write(run_dir)
     with RecordWriter(run_dir) as w:
         if records is not None:
             for r in records:

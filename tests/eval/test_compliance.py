@@ -9,7 +9,7 @@ import pytest
 
 import traces
 from eval import EvalError
-from eval.compliance import check_submission, official_hash, report
+from eval.compliance import check_submission, compliance_json, official_hash
 from evalruns import perfect, write_run
 
 
@@ -37,7 +37,7 @@ def test_a_compliant_submission_passes_every_check(tmp_path: Path, sample_shards
     failed = [c for c in checks if not c.passed]
     assert failed == []
     assert {c.check for c in checks} == {"target", "salt", "delays", "stop-issuing", "trajectories", "sampling", "inline", "osl", "dataset", "swebench"}
-    assert report(checks)["passed"] is True
+    assert compliance_json(checks)["passed"] is True
 
 
 def test_a_model_with_other_answers_and_wrong_settings_fails_with_reasons(tmp_path: Path, sample_shards: Path) -> None:
@@ -64,7 +64,7 @@ def test_a_model_with_other_answers_and_wrong_settings_fails_with_reasons(tmp_pa
     assert c["dataset"].reason == "no official hash known for kimi-k3; pass --expected-hash"
     swe = by_check(checks, "submission")["swebench"]
     assert not swe.passed and swe.reason == "mean 90.00% < 93.50%"
-    assert report(checks)["failed"] == len([x for x in checks if not x.passed])
+    assert compliance_json(checks)["failed"] == len([x for x in checks if not x.passed])
 
 
 def test_unfinished_run_and_changed_shards_fail(tmp_path: Path, sample_shards: Path) -> None:

@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 
 import traces
-from eval.inline import score_run
-from eval.osl import osl_gate
+from eval import check_submission, osl_gate, score_run
 from evalruns import WordCounter
+from replay import RunConfig, read_records, run_replay
+from replay.sim import config_from_args
 
 #: the oracle replay of 1,007 turns takes about 20 s on a shared 2-core machine
 slow = pytest.mark.slow
@@ -48,21 +49,18 @@ def oracle_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "mlperf_coding_20.jsonl"
     if not src.is_file():
         pytest.skip("shared fixtures not found (a clone outside the workspace)")
-    pytest.importorskip("replay.run")
-    from replay.config import RunConfig
-    from replay.run import run_replay
 
     root = tmp_path_factory.mktemp("e2e")
     shards = root / "shards"
     traces.build_shards([str(src)], shards, traces.BuildOptions(name="coding20"), counter=SimStepCounter())
     cfg = RunConfig(shards=str(shards), concurrency=8, inject_delays=False, display=False, out=str(root / "run"),
-                    turn_timeout=60.0, sim_args=("--answers", "oracle", "--shards", str(shards), *ZERO_LATENCY))
+                    turn_timeout=60.0, sim=config_from_args(["--answers", "oracle", "--shards", str(shards), *ZERO_LATENCY]))
     return asyncio.run(run_replay(cfg))
 
 
 @slow
 def test_perfect_model_scores_one_on_every_scorable_turn(oracle_run: Path) -> None:
-    res = score_run(oracle_run)
+    res = score_run(oracle_run).to_json()
     t = res["turns"]
     assert t["issued"] == 1007 and t["missing"] == 0
     assert res["score"] == 1.0 and all(p["score"] == 1.0 for p in res["per_turn"])
@@ -72,7 +70,7 @@ def test_perfect_model_scores_one_on_every_scorable_turn(oracle_run: Path) -> No
 
 @slow
 def test_perfect_model_osl_mean_equals_the_expected_mean(oracle_run: Path) -> None:
-    res = osl_gate(oracle_run)
+    res = osl_gate(oracle_run).to_json()
     for pop in ("window", "all"):
         assert res[pop]["counted"] == res[pop]["server_counted"] > 0
         assert res[pop]["mean"] == res[pop]["expected_mean"]
@@ -80,30 +78,24 @@ def test_perfect_model_osl_mean_equals_the_expected_mean(oracle_run: Path) -> No
 
 
 def test_a_model_with_other_answers_fails_inline_and_the_check_says_why(tmp_path: Path, sample_shards: Path) -> None:
-    from eval.compliance import check_submission
-    from replay.config import RunConfig
-    from replay.run import run_replay
 
     cfg = RunConfig(shards=str(sample_shards), concurrency=2, inject_delays=False, display=False, out=str(tmp_path / "run"),
-                    turn_timeout=60.0, sim_args=("--answers", "synthetic", "--osl-mean", "32", *ZERO_LATENCY))
+                    turn_timeout=60.0, sim=config_from_args(["--answers", "synthetic", "--osl-mean", "32", *ZERO_LATENCY]))
     run = asyncio.run(run_replay(cfg))
-    res = score_run(run)
+    res = score_run(run).to_json()
     assert res["turns"]["missing"] == 0 and res["score"] < res["threshold"] and res["passed"] is False
     inline = next(c for c in check_submission([run]) if c.check == "inline")
     assert not inline.passed and inline.reason.startswith(f"score {100 * res['score']:.2f}% vs >= 58.32%")
 
 
 def test_failed_and_aborted_turns_of_a_real_run_score_zero(tmp_path: Path, sample_shards: Path) -> None:
-    from replay.config import RunConfig
-    from replay.records import read_records
-    from replay.run import run_replay
 
     cfg = RunConfig(shards=str(sample_shards), concurrency=2, inject_delays=False, display=False, out=str(tmp_path / "run"),
-                    turn_timeout=60.0, sim_args=("--answers", "oracle", "--shards", str(sample_shards), "--fail-rate", "0.3",
-                                                 "--fail-kinds", "500,midstream", "--seed", "3", *ZERO_LATENCY))
+                    turn_timeout=60.0, sim=config_from_args(["--answers", "oracle", "--shards", str(sample_shards), "--fail-rate", "0.3",
+                                              "--fail-kinds", "500,midstream", "--seed", "3", *ZERO_LATENCY]))
     run = asyncio.run(run_replay(cfg))
     failed = [r for r in read_records(run) if not r.ok]
-    res = score_run(run)
+    res = score_run(run).to_json()
     assert failed, "the seeded faults hit no turn; change --seed"
     bad = [p for p in res["per_turn"] if p.get("missing")]
     assert len(bad) == res["turns"]["missing"] > 0 and all(p["score"] == 0.0 for p in bad)

@@ -10,8 +10,8 @@ import pytest
 
 import traces
 from eval import EvalError
-from eval.inline import SCORES_FILE, score_run
-from evalruns import oracle, perfect, record, write_run
+from eval import SCORES_FILE, score_run
+from evalruns import oracle, perfect, record, run_info, write_run
 
 
 def _other_commands(row: traces.TurnRow) -> dict:
@@ -22,7 +22,7 @@ def _other_commands(row: traces.TurnRow) -> dict:
 
 def test_perfect_model_scores_one_on_every_scorable_turn(tmp_path: Path, coding20_shards: Path) -> None:
     run = write_run(tmp_path / "run", coding20_shards)
-    res = score_run(run)
+    res = score_run(run).to_json()
     assert res["score"] == 1.0
     assert res["window"]["score"] == 1.0
     assert all(t["score"] == 1.0 for t in res["per_turn"])
@@ -38,7 +38,7 @@ def test_perfect_model_scores_one_on_every_scorable_turn(tmp_path: Path, coding2
 
 
 def test_excluded_turns_are_listed_once_numbered_by_the_answer(tmp_path: Path, coding20_shards: Path) -> None:
-    res = score_run(write_run(tmp_path / "run", coding20_shards, repeats=2))
+    res = score_run(write_run(tmp_path / "run", coding20_shards, repeats=2)).to_json()
     ex = res["excluded_turns"]
     assert ex and len({(e["conversation_id"], e["turn"]) for e in ex}) == len(ex)  # once, whatever the repeats
     assert {e["exclude_reason"] for e in ex} == {"no ground truth"}  # the reference's reason
@@ -51,7 +51,7 @@ def test_excluded_turns_are_listed_once_numbered_by_the_answer(tmp_path: Path, c
 
 
 def test_other_commands_score_below_threshold_with_readable_mismatches(tmp_path: Path, coding20_shards: Path) -> None:
-    res = score_run(write_run(tmp_path / "run", coding20_shards, answer=_other_commands))
+    res = score_run(write_run(tmp_path / "run", coding20_shards, answer=_other_commands)).to_json()
     assert res["score"] < res["threshold"]
     assert res["passed"] is False
     top = res["mismatches"]["coding"][0]
@@ -61,7 +61,7 @@ def test_other_commands_score_below_threshold_with_readable_mismatches(tmp_path:
 
 
 def test_workflow_and_coding_domains_on_the_sample(tmp_path: Path, sample_shards: Path) -> None:
-    res = score_run(write_run(tmp_path / "run", sample_shards, answer=perfect))
+    res = score_run(write_run(tmp_path / "run", sample_shards, answer=perfect)).to_json()
     assert res["score"] == 1.0
     assert set(res["domains"]) == {"coding", "workflow"}
     wf = [t for t in res["per_turn"] if t["domain"] == "workflow"]
@@ -73,9 +73,9 @@ def test_an_answer_that_states_no_intent_scores_zero(tmp_path: Path, sample_shar
         a = oracle(row)
         return {**a, "content": "", "reasoning": ""} if row.domain == "workflow" else a
 
-    perfect = score_run(write_run(tmp_path / "perfect", sample_shards, answer=oracle))
+    perfect = score_run(write_run(tmp_path / "perfect", sample_shards, answer=oracle)).to_json()
     assert perfect["domains"]["workflow"]["score"] == 1.0  # every recorded workflow answer states its intent
-    res = score_run(write_run(tmp_path / "run", sample_shards, answer=silent))
+    res = score_run(write_run(tmp_path / "run", sample_shards, answer=silent)).to_json()
     wf = [t for t in res["per_turn"] if t["domain"] == "workflow"]
     assert wf and all(t["model_intent"] is None and t["score"] == 0.0 for t in wf)
     assert res["domains"]["workflow"]["score"] == 0.0
@@ -89,7 +89,7 @@ def test_wrong_intent_scores_zero_and_is_reported(tmp_path: Path, sample_shards:
             a = {**a, "content": "intent: I999", "reasoning": ""}
         return a
 
-    res = score_run(write_run(tmp_path / "run", sample_shards, answer=answer))
+    res = score_run(write_run(tmp_path / "run", sample_shards, answer=answer)).to_json()
     assert res["domains"]["workflow"]["score"] == 0.0
     assert res["domains"]["coding"]["score"] == 1.0
     assert {m["produced"] for m in res["mismatches"]["workflow"]} == {"I999"}
@@ -101,7 +101,7 @@ def test_failed_turn_scores_zero_and_aborts_the_rest_of_its_instance(tmp_path: P
     fail_at = 2  # client turn index: turns 0 and 1 ok, 2 fails, the rest never sent
     recs = [record(r, oracle(r), tokens=5) for r in inst.turns[:fail_at]]
     recs.append(record(inst.turns[fail_at], oracle(inst.turns[fail_at]), error_kind="timeout"))
-    res = score_run(write_run(tmp_path / "run", coding20_shards, records=recs))
+    res = score_run(write_run(tmp_path / "run", coding20_shards, records=recs)).to_json()
     n = len(inst.turns)
     t = res["turns"]
     assert t["issued"] == n  # the reference counts the aborted turns as issued
@@ -122,7 +122,7 @@ def test_cancelled_and_stopped_instances_do_not_add_unsent_turns(tmp_path: Path,
     a, b = shards.instance(0), shards.instance(1)
     recs = [record(a.turns[0], oracle(a.turns[0])), record(a.turns[1], oracle(a.turns[1]), error_kind="cancelled"),
             record(b.turns[0], oracle(b.turns[0]))]
-    res = score_run(write_run(tmp_path / "run", coding20_shards, records=recs))
+    res = score_run(write_run(tmp_path / "run", coding20_shards, records=recs)).to_json()
     t = res["turns"]
     assert t["aborted_unsent"] == 0
     assert t["not_issued"] == len(a.turns) - 2 + len(b.turns) - 1
@@ -138,7 +138,7 @@ def test_repeats_count_and_window_score_sits_beside_the_whole_run(tmp_path: Path
         for row in inst.turns:
             recs.append(record(row, perfect(row), repeat=1, in_window=True))
             recs.append(record(row, {"content": "", "reasoning": "", "tool_calls": []}, repeat=2, in_window=False))
-    res = score_run(write_run(tmp_path / "run", sample_shards, records=recs))
+    res = score_run(write_run(tmp_path / "run", sample_shards, records=recs)).to_json()
     assert res["window"]["score"] == 1.0
     assert res["score"] == 0.5
     assert res["turns"]["scored"] == 2 * res["window"]["scored"]
@@ -159,10 +159,13 @@ def test_records_of_another_dataset_are_an_error(tmp_path: Path, sample_shards: 
         score_run(run, shards=sample_shards)
 
 
-def test_missing_run_files_are_errors(tmp_path: Path) -> None:
+def test_missing_run_files_are_errors(tmp_path: Path, sample_shards: Path) -> None:
     with pytest.raises(EvalError, match="no run.json"):
         score_run(tmp_path)
     (tmp_path / "run.json").write_text(json.dumps({"shards": "nowhere"}))
+    with pytest.raises(EvalError, match="run.json: the field 'trajbench_version' is missing; the run was written by another trajbench version"):
+        score_run(tmp_path)
+    run_info(traces.Shards(sample_shards), shards="nowhere").write(tmp_path)
     with pytest.raises(EvalError, match="names shards 'nowhere'.*pass --shards"):
         score_run(tmp_path)
 
@@ -170,7 +173,7 @@ def test_missing_run_files_are_errors(tmp_path: Path) -> None:
 def test_rescoring_keeps_entries_others_merged_into_scores_json(tmp_path: Path, sample_shards: Path) -> None:
     run = write_run(tmp_path / "run", sample_shards, answer=perfect)
     (run / SCORES_FILE).write_text(json.dumps({"swebench": {"score": 0.9}, "score": 0.1}))
-    res = score_run(run)
+    res = score_run(run).to_json()
     on_disk = json.loads((run / SCORES_FILE).read_text())
     assert on_disk["swebench"] == {"score": 0.9} and on_disk["score"] == 1.0 == res["score"]
 
@@ -179,7 +182,7 @@ def test_aborted_records_written_by_replay_count_once(tmp_path: Path, coding20_s
     inst = traces.Shards(coding20_shards).instance(0)
     recs = [record(inst.turns[0], oracle(inst.turns[0]), error_kind="http")]
     recs += [record(r, oracle(r), error_kind="aborted") for r in inst.turns[1:]]
-    res = score_run(write_run(tmp_path / "run", coding20_shards, records=recs))
+    res = score_run(write_run(tmp_path / "run", coding20_shards, records=recs)).to_json()
     t = res["turns"]
     assert (t["issued"], t["sent"], t["aborted_unsent"], t["observed"]) == (len(inst.turns), 1, len(inst.turns) - 1, 0)
     excluded = sum(1 for e in res["excluded_turns"] if e["conversation_id"] == inst.trajectory_id)

@@ -11,7 +11,7 @@ import pytest
 import traces
 from replay import ReplayError
 from replay.config import RunConfig
-from replay.records import read_run_config
+from replay.runinfo import read_run_info
 from replay.run import run_replay
 
 from loopback_server import LoopbackServer
@@ -30,7 +30,7 @@ def test_the_cap_is_sent_and_recorded(tmp_path: Path, cap: int | None) -> None:
         )))
     want = cap if cap is not None else traces.get_profile("kimi-k3").max_new_tokens
     assert srv.books.requests and {s.body["max_completion_tokens"] for s in srv.books.requests} == {want}
-    assert read_run_config(run_dir)["request_params"]["max_completion_tokens"] == want
+    assert read_run_info(run_dir).request_params["max_completion_tokens"] == want
 
 
 def test_a_cap_below_one_is_refused(tmp_path: Path) -> None:

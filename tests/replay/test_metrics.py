@@ -15,6 +15,8 @@ from replay.metrics import reference_metrics, trajbench_metrics
 from replay.records import Record, RecordWriter, tokens_after_first, tpot_ms
 from replay.rollup import PERCENTILES, distribution, rollup
 from replay.summary import OURS, REPORT_FILE, SUMMARY_FILE, build_summary, write_results
+from runfolders import run_info
+from traces import to_json
 
 S = 1_000_000_000  # ns per second
 GOLDEN = Path(__file__).parent / "data" / "result_summary.shape.json"
@@ -48,13 +50,13 @@ RECORDS = [
 
 def test_distribution_takes_observed_values_with_the_lower_method() -> None:
     values = list(range(10, 0, -1))  # 10..1, unsorted on purpose
-    d = distribution(values)
+    d = to_json(distribution(values))
     assert [d["percentiles"][k] for k in ("99.9", "99.0", "50.0", "25.0", "1.0")] == [9.0, 9.0, 5.0, 3.0, 1.0]
     assert all(v in values for v in d["percentiles"].values())
     assert list(d["percentiles"]) == ["99.9", "99.0", "97.0", "95.0", "90.0", "80.0", "75.0", "50.0", "25.0", "10.0", "5.0", "1.0"]
     assert (d["n"], d["min"], d["max"], d["avg"], d["total"]) == (10, 1.0, 10.0, 5.5, 55.0)
     assert d["std_dev"] == pytest.approx(float(np.std(values, ddof=1)))
-    empty = distribution([])
+    empty = to_json(distribution([]))
     assert empty["n"] == 0 and empty["avg"] is None and set(empty["percentiles"]) == {str(float(p)) for p in PERCENTILES}
 
 
@@ -82,7 +84,7 @@ def test_early_stopping_bound_is_an_observed_value_above_the_percentile() -> Non
 
 
 def test_reference_counts_tracked_turns_with_aborted_issued_and_failed_completed() -> None:
-    m = reference_metrics(RECORDS, window_close_ns=3 * S)
+    m = to_json(reference_metrics(RECORDS, window_close_ns=3 * S))
     # tracked = the five in-window records: the aborted one was issued, both failures completed
     assert (m["n_samples_issued"], m["n_samples_completed"], m["n_samples_failed"]) == (5, 5, 2)
     assert m["duration_ns"] == 3 * S and m["qps"] == pytest.approx(5 / 3)
@@ -95,19 +97,19 @@ def test_reference_counts_tracked_turns_with_aborted_issued_and_failed_completed
 
 
 def test_reference_token_counts_use_the_client_tokenizer_when_the_run_had_one() -> None:
-    m = reference_metrics(RECORDS, window_close_ns=3 * S)
+    m = to_json(reference_metrics(RECORDS, window_close_ns=3 * S))
     assert m["output_sequence_lengths"]["total"] == 16  # client counts of A1 and B1; A3 has none
     assert m["tps"] == pytest.approx(16 / 3)
     assert m["input_sequence_lengths"]["total"] == 98
     server_only = [rec("A", 1, 0.0, 0.1, 1.0, out=7), rec("A", 3, 1.0, 1.1, 2.0, out=9)]
-    m = reference_metrics(server_only)
+    m = to_json(reference_metrics(server_only))
     assert m["output_sequence_lengths"]["total"] == 16 and m["input_sequence_lengths"]["total"] == 200
     assert m["tpot"] == {"early_stopping_percentiles": {k: None for k in m["ttft"]["early_stopping_percentiles"]}}
 
 
 def test_a_cancelled_turn_was_issued_but_never_completed() -> None:
     recs = [rec("A", 1, 0.0, 0.1, 1.0, out=3), rec("B", 1, 0.5, 0.6, None, error="cancelled")]
-    m = reference_metrics(recs)
+    m = to_json(reference_metrics(recs))
     assert (m["n_samples_issued"], m["n_samples_completed"], m["n_samples_failed"]) == (2, 1, 0)
 
 
@@ -121,14 +123,14 @@ def test_tpot_divides_by_the_tokens_after_the_first_chunk() -> None:
     assert tokens_after_first(prorated) == (12.0, "prorated") and tpot_ms(prorated) == pytest.approx(900 / 12)
     one_chunk = rec("A", 1, 0.0, 0.1, 0.1, out=3, content="abc", first_chars=3)
     assert tpot_ms(one_chunk) is None
-    m = reference_metrics([exact])
+    m = to_json(reference_metrics([exact]))
     assert m["tpot"]["total"] == pytest.approx(0.9 * S / 12)
-    ours = trajbench_metrics([exact, prorated])
+    ours = to_json(trajbench_metrics([exact, prorated]))
     assert ours["tpot"]["n"] == 2 and ours["tpot_denominator"] == {"client": 1, "prorated": 1}
 
 
 def test_trajbench_breakdown_keeps_failures_and_aborted_turns_apart() -> None:
-    m = trajbench_metrics(RECORDS, window_close_ns=3 * S)
+    m = to_json(trajbench_metrics(RECORDS, window_close_ns=3 * S))
     assert m["turns"] == {"sent": 5, "ok": 4, "failed": 1, "aborted": 1, "cancelled": 0,
                           "window": {"sent": 4, "ok": 3, "failed": 1, "aborted": 1, "cancelled": 0}}
     assert m["errors_by_kind"] == {"aborted": 1, "http": 1}
@@ -137,7 +139,7 @@ def test_trajbench_breakdown_keeps_failures_and_aborted_turns_apart() -> None:
 
 
 def test_throughput_and_per_user_speed_over_the_window() -> None:
-    m = trajbench_metrics(RECORDS, window_close_ns=3 * S)
+    m = to_json(trajbench_metrics(RECORDS, window_close_ns=3 * S))
     assert m["window"] == {"start_ns": 0, "close_ns": 3 * S, "end_ns": 3 * S, "closed": True, "duration_ns": 3 * S}
     assert m["throughput"]["output_tokens_per_s"] == pytest.approx((11 + 4 + 5) / 3)  # B's turn 1 counted by the client
     assert m["throughput"]["requests_per_s"] == pytest.approx(1.0)
@@ -150,14 +152,14 @@ def test_throughput_and_per_user_speed_over_the_window() -> None:
 
 
 def test_trajbench_latencies_exclude_failures_and_the_tail() -> None:
-    m = trajbench_metrics(RECORDS, window_close_ns=3 * S)
+    m = to_json(trajbench_metrics(RECORDS, window_close_ns=3 * S))
     assert m["ttft"]["n"] == 3 and m["ttft"]["max"] == pytest.approx(0.2 * S)
     assert m["latency"]["total"] == pytest.approx(3 * S)
     assert m["itl"]["n"] == 2 and m["itl"]["total"] == pytest.approx(0.9 * S)
 
 
 def test_token_sources_difference_and_cache_hits() -> None:
-    m = trajbench_metrics(RECORDS, window_close_ns=3 * S)
+    m = to_json(trajbench_metrics(RECORDS, window_close_ns=3 * S))
     t = m["tokens"]
     assert (t["output_from_server"], t["output_from_client"], t["output_unknown"]) == (2, 1, 0)
     assert t["output_client_minus_server"]["total"] == 1  # A1: 12 − 11
@@ -169,7 +171,7 @@ def test_token_sources_difference_and_cache_hits() -> None:
 
 
 def test_an_unclosed_window_counts_every_turn() -> None:
-    m = trajbench_metrics([rec("A", 1, 0.0, 0.1, 1.0, out=3)])
+    m = to_json(trajbench_metrics([rec("A", 1, 0.0, 0.1, 1.0, out=3)]))
     assert m["window"]["closed"] is False and m["window"]["duration_ns"] == S
     assert m["throughput"]["output_tokens_per_s"] == pytest.approx(3.0)
 
@@ -190,7 +192,7 @@ def test_result_summary_matches_the_golden_shape(tmp_path: Path) -> None:
     trajbench's section. TRAJBENCH_UPDATE_GOLDEN=1 rewrites the golden file."""
     run = {"profile": "kimi-k3", "concurrency": 2, "target": "simulated", "started_monotonic_ns": 123}
     records = [*RECORDS, rec("D", 1, 0.2, 0.3, 1.1, out=9, client_out=9, content="abc", first_chars=1, after_first=6)]
-    summary = json.loads(json.dumps(build_summary(records, run, window_close_ns=3 * S)))
+    summary = json.loads(build_summary(records, run, window_close_ns=3 * S).text())
     shape = _shape(summary)
     if os.environ.get("TRAJBENCH_UPDATE_GOLDEN"):
         GOLDEN.parent.mkdir(exist_ok=True)
@@ -205,18 +207,18 @@ def test_result_summary_matches_the_golden_shape(tmp_path: Path) -> None:
         assert "median" in summary[metric] and summary[metric]["percentiles"]["50.0"] == summary[metric]["median"]
         assert set(summary[metric]["histogram"]) == {"buckets", "counts"}
     assert ("early_stopping_percentiles" in summary["tpot"]) and "early_stopping_percentiles" not in summary["input_sequence_lengths"]
-    interrupted = build_summary(records, run, interrupted=True)
+    interrupted = build_summary(records, run, interrupted=True).to_json()
     assert (interrupted["state"], interrupted["complete"]) == ("interrupted", False)
 
 
 def test_result_files_and_a_readable_report(tmp_path: Path) -> None:
-    (tmp_path / "run.json").write_text(json.dumps({"profile": "kimi-k3", "concurrency": 2, "target": "simulated"}))
+    run_info(profile="kimi-k3", concurrency=2, target="simulated").write(tmp_path)
     with RecordWriter(tmp_path) as w:
         for r in RECORDS:
             w.write(r)
     summary = write_results(tmp_path, window_close_ns=3 * S)
     on_disk: dict[str, Any] = json.loads((tmp_path / SUMMARY_FILE).read_text())
-    assert on_disk == json.loads(json.dumps(summary))
+    assert on_disk == json.loads(summary.text())
     assert on_disk["run_config"]["profile"] == "kimi-k3"
     report = (tmp_path / REPORT_FILE).read_text()
     assert "system throughput     6.7 output tok/s" in report

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from replay.summary import build_summary
+from replay import Gates, Record, build_report
 from replay.points import load_points
-from replay.records import Record
-from replay.report import build_report
+from replay.summary import build_summary
+from replay.sweep import SweepPlan, SweepPoint
+from runfolders import run_info
 
 
 def _record(k: int, send: int, e2e_ms: int, tokens: int) -> Record:
@@ -28,14 +29,19 @@ def _record(k: int, send: int, e2e_ms: int, tokens: int) -> Record:
     )
 
 
-def make_run(folder: Path, concurrency: int, e2e_ms: int, tokens: int, *, inline_pass: bool = True) -> Path:
+def make_run(folder: Path, concurrency: int, e2e_ms: int, tokens: int) -> Path:
     folder.mkdir(parents=True)
     records = [_record(k, k * 100_000_000 // concurrency, e2e_ms, tokens) for k in range(12)]
-    (folder / "run.json").write_text(json.dumps({"concurrency": concurrency, "profile": "kimi-k3", "dataset": {"content_hash": "abc123"}}))
-    (folder / "result_summary.json").write_text(json.dumps(build_summary(records, {})))
-    (folder / "scores.json").write_text(json.dumps({"score": 0.9 if inline_pass else 0.1, "passed": inline_pass}))
-    (folder / "osl.json").write_text(json.dumps({"passed": True, "window": {"mean": float(tokens)}}))
+    info = run_info(concurrency=concurrency)
+    info.write(folder)
+    build_summary(records, info.to_json()).write(folder)
     return folder
+
+
+def gates(run_dir: Path) -> Gates:
+    """The accuracy verdicts the report draws (eval's files in a real sweep): c0004 fails inline."""
+    inline_pass = run_dir.name != "c0004"
+    return Gates(inline_score=0.9 if inline_pass else 0.1, inline_pass=inline_pass, osl_mean=40.0, osl_pass=True)
 
 
 @pytest.fixture
@@ -43,13 +49,13 @@ def sweep(tmp_path: Path) -> Path:
     root = tmp_path / "sweep"
     make_run(root / "c0001", 1, 100, 40)
     make_run(root / "c0002", 2, 150, 40)
-    make_run(root / "c0004", 4, 300, 40, inline_pass=False)
-    (root / "sweep.json").write_text(json.dumps({"points": [{"concurrency": c, "dir": f"c{c:04d}"} for c in (1, 2, 4)]}))
+    make_run(root / "c0004", 4, 300, 40)
+    SweepPlan({}, [1, 2, 4], [SweepPoint(c, f"c{c:04d}", "done") for c in (1, 2, 4)]).write(root)
     return root
 
 
 def test_per_user_speed_is_tokens_over_e2e(sweep: Path) -> None:
-    points = load_points([("sys", sweep)])
+    points = load_points([("sys", sweep)], gates)
     assert [p.concurrency for p in points] == [1, 2, 4]
     # 12 turns × 40 tokens over 12 × 0.1 s of E2E
     assert points[0].per_user_tps == pytest.approx(12 * 40 / (12 * 0.1))
@@ -58,8 +64,8 @@ def test_per_user_speed_is_tokens_over_e2e(sweep: Path) -> None:
 
 
 def test_report_files_and_reproducibility(sweep: Path, tmp_path: Path) -> None:
-    a = build_report([("sys", sweep)], tmp_path / "r1", cost_per_hour=2.0, power_watts=400.0)
-    b = build_report([("sys", sweep)], tmp_path / "r2", cost_per_hour=2.0, power_watts=400.0)
+    a = build_report([("sys", sweep)], tmp_path / "r1", cost_per_hour=2.0, power_watts=400.0, gates_of=gates)
+    b = build_report([("sys", sweep)], tmp_path / "r2", cost_per_hour=2.0, power_watts=400.0, gates_of=gates)
     for name in ("points.csv", "points.json", "pareto.png", "report.html"):
         assert (a.parent / name).read_bytes() == (b.parent / name).read_bytes(), name
     data = json.loads((a.parent / "points.json").read_text())
@@ -80,7 +86,7 @@ def _chromium() -> str:
 
 
 def test_report_renders_in_headless_chromium(sweep: Path, tmp_path: Path) -> None:
-    page = build_report([("sys", sweep), ("other", sweep / "c0002")], tmp_path / "r")
+    page = build_report([("sys", sweep), ("other", sweep / "c0002")], tmp_path / "r", gates_of=gates)
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0"]

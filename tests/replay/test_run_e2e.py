@@ -18,7 +18,8 @@ import pytest
 import traces
 from replay import ReplayError
 from replay.config import RunConfig
-from replay.records import read_records, read_run_config
+from replay.records import read_records
+from replay.runinfo import read_run_info
 from replay.run import run_replay
 from traces.show import turn_body
 
@@ -56,9 +57,9 @@ def test_each_request_body_is_what_traces_show_prints(sample_shards: Path, tmp_p
         assert seen.body == turn_body(str(rep2), r.trajectory_id, r.repeat, r.turn, profile)
         assert session_of(seen.headers) == r.instance_id
     assert {r.repeat for r in records} == {1, 2}
-    cfg = read_run_config(run_dir)
-    assert cfg["target"] == "real" and cfg["profile"] == "qwen3.6-35b-a3b" and cfg["request_params"] == profile.request_params()
-    assert cfg["dataset"]["content_hash"] == traces.Shards(sample_shards).content_hash
+    cfg = read_run_info(run_dir)
+    assert cfg.target == "real" and cfg.profile == "qwen3.6-35b-a3b" and cfg.request_params == profile.request_params()
+    assert cfg.dataset.content_hash == traces.Shards(sample_shards).content_hash
     s = summary_of(run_dir)
     for key in ("n_samples_issued", "n_samples_completed", "n_samples_failed", "duration_ns", "ttft", "tpot", "latency",
                 "input_sequence_lengths", "output_sequence_lengths", "qps", "tps", "finish_reason_counts", "run_config"):
@@ -131,7 +132,7 @@ def test_stop_at_window_end_issues_nothing_after_the_close(tmp_path: Path) -> No
         run_dir = run(shards, tmp_path / "run", srv.base_url, concurrency=2, stop_at_window_end=True)
     assert sorted((r.instance_id, r.turn) for r in read_records(run_dir)) == [("long", 1), ("short1", 1), ("short2", 1)]
     assert len(srv.books.requests) == 3
-    assert read_run_config(run_dir)["stop_issuing_on_first_user_complete"] is True
+    assert read_run_info(run_dir).stop_issuing_on_first_user_complete is True
 
 
 def test_http_failure_is_recorded_and_aborts_the_instance(sample_shards: Path, tmp_path: Path) -> None:
@@ -250,8 +251,8 @@ def test_cli_without_endpoint_replays_against_the_embedded_simulator(sample_shar
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 0, stderr.decode()
     assert "system throughput" in stdout.decode() and f"run folder: {out}" in stdout.decode()
-    cfg = read_run_config(out)
-    assert cfg["target"] == "simulated" and cfg["endpoint"].startswith("http://127.0.0.1:")
+    cfg = read_run_info(out)
+    assert cfg.target == "simulated" and cfg.endpoint.startswith("http://127.0.0.1:")
     recs = list(read_records(out))
     assert len(recs) == 17 and all(r.ok and r.completion_tokens for r in recs)
 

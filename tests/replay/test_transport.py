@@ -103,6 +103,21 @@ def test_kept_alive_socket_closed_by_server_is_retried_on_a_fresh_one() -> None:
     run(go())
 
 
+def test_socket_idle_longer_than_max_idle_is_not_reused() -> None:
+    """A server closes idle keep-alive sockets on its own clock; one that idled past `max_idle_s`
+    could be closing while we write, so it is dropped unused (never a resend) and a fresh one
+    carries the request. Sockets reused within `max_idle_s` stay."""
+    async def go() -> None:
+        async with RawServer(serve(plain(200, b"ok"))) as srv:
+            tr = FastTransport(2, max_idle_s=0.2)
+            async with httpx.AsyncClient(transport=tr) as c:
+                for pause in (0.0, 0.05, 0.3, 0.05):
+                    await asyncio.sleep(pause)
+                    assert (await c.get(srv.url + "/")).content == b"ok"
+            assert (len(srv.books.requests), srv.books.connections, tr.expired, tr.reconnects) == (4, 2, 1, 0)
+    run(go())
+
+
 def test_timing_extension_stamps_send_and_arrival() -> None:
     async def go() -> None:
         async with RawServer(serve(full_stream("a", "b"))) as srv:

@@ -87,7 +87,7 @@ def test_jsonl_of_trajectories_names_lines(tmp_path: Path) -> None:
     path.write_text(json.dumps(good) + "\n" + json.dumps(late_system) + "\n")
     trajs, errors = _read(path)
     assert [t.id for t in trajs] == ["acme__widgets-202"]
-    assert errors == [f"{path}:2 (steps[7]): conversation s-late: only one system message is supported, and it must come first (SPEC §3: one system prompt per trajectory)"]
+    assert errors == [f"{path}:2 (steps[7]): conversation s-late: only one system message is supported, and it must come first (docs/dataset-format.md: one system prompt per trajectory)"]
 
 
 def test_registered_and_builds_shards(tmp_path: Path) -> None:

@@ -97,7 +97,7 @@ def salted_system(plan: PromptPlan, mode: str, seed: int) -> str | None:
     if not plan.system:
         if mode != "none":
             raise TraceError(
-                f"conversation {plan.trajectory_id}: has no system prompt, so it cannot be salted (SPEC §4); "
+                f"conversation {plan.trajectory_id}: has no system prompt, so it cannot be salted (docs/salting.md); "
                 "prefix reuse under this salt mode is not defined for this dataset"
             )
         return None

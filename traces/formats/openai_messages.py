@@ -161,7 +161,7 @@ def convert_messages(
             return None
         if role in _SYSTEM_ROLES:
             if started or system is not None:
-                fail(i, "only one system message is supported, and it must come first (SPEC §3: one system prompt per trajectory)")
+                fail(i, "only one system message is supported, and it must come first (docs/dataset-format.md: one system prompt per trajectory)")
                 return None
             system = content or ""
             continue

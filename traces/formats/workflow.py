@@ -36,7 +36,7 @@ def _check_record(path: str, line: int | None, base: str, obj: dict[str, Any], s
 
     cid = obj.get("conversation_id")
     if not isinstance(cid, str) or not WORKFLOW_ID.match(cid):
-        sink(TraceFormatError(path, line, f"conversation_id must look like sim_NNN (SPEC §9.2 scores those as workflow), got {cid!r}", where=at("conversation_id")))
+        sink(TraceFormatError(path, line, f"conversation_id must look like sim_NNN (docs/accuracy.md: those are scored as workflow), got {cid!r}", where=at("conversation_id")))
         return None
     ok = True
 
@@ -47,7 +47,7 @@ def _check_record(path: str, line: int | None, base: str, obj: dict[str, Any], s
 
     system = obj.get("system")
     if not isinstance(system, str) or not system.strip():
-        fail("system", "system must be a non-empty string: the business rules every turn is prompted with (salting needs it, SPEC §4)")
+        fail("system", "system must be a non-empty string: the business rules every turn is prompted with (salting needs it, docs/salting.md)")
     if obj.get("tools") is not None and not isinstance(obj["tools"], list):
         fail("tools", "tools must be a list of OpenAI function tools")
     if obj.get("metadata") is not None and not isinstance(obj["metadata"], dict):

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
-from hostile import Conn, HostileServer, Request, answer, json_response
+from hostile import Conn, HostileServer, Request, answer, json_response, ok_stream
 from reliability_helpers import cli_in_process
 
 
@@ -84,7 +85,7 @@ def test_skip_preflight_starts_against_a_dead_endpoint_and_the_run_exits_3(make_
     code, _, stderr = cli_in_process(["replay", "run", str(make_shards({"a": [0.0]})), "--endpoint", f"http://127.0.0.1:{_free_port()}",
                                       "--out", str(out), "--skip-preflight"], capsys)
     assert code == 3 and "Error: the 1 issued turn failed (connect 1)" in stderr
-    assert json.loads((out / "run.json").read_text())["preflight"] == {"checked": False, "served_models": None}
+    assert json.loads((out / "run.json").read_text())["preflight"] == {"checked": False, "served_models": None, "keep_alive": None}
 
 
 def test_a_passed_preflight_is_recorded(make_shards: Callable[..., Path], tmp_path: Path, capsys) -> None:
@@ -93,7 +94,26 @@ def test_a_passed_preflight_is_recorded(make_shards: Callable[..., Path], tmp_pa
         assert (srv.preflights, srv.requests) == (1, 1)
     assert code == 0, stderr
     cfg = json.loads((tmp_path / "run" / "run.json").read_text())
-    assert (cfg["preflight"], cfg["target"], cfg["target_evidence"]) == ({"checked": True, "served_models": ["m1"]}, "real", None)
+    assert (cfg["preflight"], cfg["target"], cfg["target_evidence"]) == ({"checked": True, "served_models": ["m1"], "keep_alive": True}, "real", None)
+
+
+def _answer_then_close(conn: Conn, req: Request, n: int) -> bool:
+    """llama.cpp's server: a streamed answer advertised as keep-alive, then the socket closed —
+    here 50 ms later, so a client that reuses it at once writes the next turn into a dying socket."""
+    conn.send(ok_stream("fine ", "answer"))
+    time.sleep(0.05)
+    return False
+
+
+def test_a_server_that_closes_after_each_answer_gets_a_connection_per_turn(make_shards: Callable[..., Path], tmp_path: Path, capsys) -> None:
+    with HostileServer(_answer_then_close, preflight=_answer_then_close) as srv:
+        code, _, stderr = cli_in_process(["replay", "run", str(make_shards({"a": [0.0] * 6})), "--endpoint", srv.url,
+                                          "--out", str(tmp_path / "run")], capsys)
+        assert (srv.preflights, srv.requests) == (1, 6)
+    assert code == 0, stderr  # no turn lost to a socket the server was closing
+    records = [json.loads(line) for line in (tmp_path / "run" / "records.jsonl").read_text().splitlines()]
+    assert [r["error_kind"] for r in records] == [None] * 6
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["preflight"]["keep_alive"] is False
 
 
 @pytest.mark.parametrize("command", ["run", "sweep"])

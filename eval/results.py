@@ -1,0 +1,134 @@
+"""The files eval writes into a run folder, as typed files (docs/files.md): `scores.json` (inline
+accuracy, in the reference scorer's shape) and `osl.json` (the OSL gate, both token counts)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+import traces
+
+from .layout import OSL_FILE, SCORES_FILE
+
+
+@dataclass(frozen=True)
+class DomainScore:
+    score: float | None
+    scored: int
+
+
+@dataclass(frozen=True)
+class TurnTotals:
+    """The reference's counts (issued, expected, observed, missing, scored), then trajbench's."""
+
+    issued: int  # issued turns with a recorded answer, the turns a failure aborted included
+    expected: int  # of those, the scorable ones
+    observed: int  # of those, the ones with an output
+    missing: int
+    scored: int
+    sent: int
+    aborted_unsent: int
+    without_answer: int  # issued turns whose trajectory ends on them (nothing to score against)
+    not_issued: int  # turns of started instances never sent for another reason (stop, interrupt)
+    missing_by_status: dict[str, int]
+
+
+@dataclass(frozen=True)
+class WindowScore:
+    score: float | None
+    scored: int
+    domains: dict[str, DomainScore]
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    expected: str
+    produced: str
+    count: int
+
+
+@dataclass(frozen=True)
+class Scores(traces.JsonFile):
+    """scores.json. `per_turn` and `excluded_turns` rows keep the reference scorer's keys (which
+    differ by domain); other tools may add keys of their own (`eval swebench` adds `swebench`),
+    which a rewrite keeps."""
+
+    FILE = SCORES_FILE
+    SORT_KEYS = False
+
+    score: float | None
+    turns: TurnTotals
+    domains: dict[str, DomainScore]
+    per_turn: list[dict[str, Any]]
+    excluded_turns: list[dict[str, Any]]
+    window: WindowScore
+    profile: str | None
+    threshold: float | None
+    passed: bool | None
+    mismatches: dict[str, list[Mismatch]]
+    rules: dict[str, Any]
+    reading: str
+    dataset: dict[str, str]
+
+    def write(self, folder: str | os.PathLike[str]) -> Path:
+        """Write, keeping the keys other tools merged into an existing file."""
+        path = self.path(folder)
+        old: dict[str, Any] = {}
+        if path.is_file():
+            try:
+                loaded = orjson.loads(path.read_bytes())
+                old = loaded if isinstance(loaded, dict) else {}
+            except orjson.JSONDecodeError:
+                pass
+        mine = self.to_json()
+        merged = {**{k: v for k, v in old.items() if k not in mine}, **mine}
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        tmp.write_bytes(orjson.dumps(merged, option=orjson.OPT_INDENT_2) + b"\n")
+        os.replace(tmp, path)
+        return path
+
+
+@dataclass(frozen=True)
+class OslPopulation:
+    """The OSL statistics of one population of turns (the window, or all turns)."""
+
+    turns: int
+    failed: int
+    counted: int  # turns counted by the gate's method
+    uncounted: int
+    mean: float | None  # the gate's mean
+    client_counted: int
+    client_mean: float | None  # the reference's count (the chat template's)
+    server_counted: int
+    server_mean: float | None  # the server's usage
+    client_minus_server_mean: float | None
+    expected_mean: float | None  # the dataset's recorded answers, over the same turns
+    in_band: bool | None
+    outside_by: float | None
+
+
+@dataclass(frozen=True)
+class Band:
+    min: float | None
+    max: float | None
+
+
+@dataclass(frozen=True)
+class OslResult(traces.JsonFile):
+    """osl.json: the verdict, the method the gate used, and both populations."""
+
+    FILE = OSL_FILE
+    SORT_KEYS = False
+
+    profile: str
+    band: Band
+    passed: bool | None
+    reason: str
+    method: str  # "client-tokenizer" (the reference's count) or "server-usage"
+    tokenizer: str | None
+    window: OslPopulation
+    all: OslPopulation

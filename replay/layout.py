@@ -1,0 +1,9 @@
+"""The file names of a run folder and a sweep folder: spelled here and nowhere else."""
+
+from __future__ import annotations
+
+RUN_FILE = "run.json"
+RECORDS_FILE = "records.jsonl"
+SUMMARY_FILE = "result_summary.json"
+REPORT_FILE = "report.txt"
+SWEEP_FILE = "sweep.json"

@@ -1,0 +1,169 @@
+"""The typed parts of `result_summary.json` (docs/files.md): trajbench's own section and the
+distribution it is made of. The reference's metric dicts keep the reference's shape (`rollup`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+#: The percentile grid, highest first (docs/metrics.md).
+PERCENTILES = (99.9, 99.0, 97.0, 95.0, 90.0, 80.0, 75.0, 50.0, 25.0, 10.0, 5.0, 1.0)
+
+#: The reference's shape of one metric (total, min, max, median, avg, std_dev, percentiles, …).
+Metric = dict[str, Any]
+
+
+def pct_key(p: float) -> str:
+    """The key of a percentile in every summary: "99.9", "50.0" (the reference's spelling)."""
+    return str(float(p))
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """n values summarised; the statistics are None when there are no values."""
+
+    n: int
+    total: float
+    min: float | None
+    max: float | None
+    avg: float | None
+    std_dev: float | None
+    percentiles: dict[str, float | None]
+
+    def p(self, q: float) -> float | None:
+        """The q-th percentile (q as in the grid: 50, 90, 99.9)."""
+        return self.percentiles.get(pct_key(q))
+
+
+@dataclass(frozen=True)
+class TurnCounts:
+    """Turns by what became of them: sent (every turn but the aborted), ok, failed (sent, with an
+    error other than a cancel), aborted (never sent: an earlier turn failed), cancelled (in flight
+    when the run was interrupted)."""
+
+    sent: int
+    ok: int
+    failed: int
+    aborted: int
+    cancelled: int
+
+
+@dataclass(frozen=True)
+class Turns(TurnCounts):
+    window: TurnCounts  # the same, over the turns issued before the window closed
+
+
+@dataclass(frozen=True)
+class Window:
+    start_ns: int | None  # send time of the run's first request
+    close_ns: int | None  # the first slot that finished a trajectory and found the FIFO empty
+    end_ns: int | None  # the last completion of the window turns that succeeded
+    closed: bool
+    duration_ns: int
+
+
+@dataclass(frozen=True)
+class Throughput:
+    output_tokens_per_s: float
+    requests_per_s: float
+    output_tokens: int
+
+
+@dataclass(frozen=True)
+class Interactivity:
+    """Per-user speed: pooled (the headline) with both its sums, and the distributions beside it."""
+
+    e2e_interactivity: float
+    output_tokens_sum: int
+    e2e_seconds_sum: float
+    per_trajectory: Distribution
+    per_turn: Distribution
+
+
+@dataclass(frozen=True)
+class TokenMethod:
+    """How the reference keys count tokens: "client" (a tokenizer), "server" (usage) or None."""
+
+    input: str | None
+    output: str | None
+
+
+@dataclass(frozen=True)
+class TokenSources:
+    output_from_server: int
+    output_from_client: int
+    output_unknown: int
+    output_client_minus_server: Distribution
+    input_from_server: int
+    input_client_minus_server: Distribution
+
+
+@dataclass(frozen=True)
+class CachedTokens:
+    turns_reporting: int
+    cached_tokens_sum: int
+    prompt_tokens_sum: int
+    hit_rate: float | None
+    per_turn_hit_rate: Distribution
+
+
+@dataclass(frozen=True)
+class PerTrajectory:
+    instances: int
+    failed: int
+    straddling_window_close: int
+    turns_per_instance: Distribution
+
+
+@dataclass(frozen=True)
+class AllTurns:
+    output_tokens: int
+    completed: int
+    out_of_window: int
+
+
+@dataclass(frozen=True)
+class RunNumbers:
+    """trajbench's section of result_summary.json: every distribution is over the window turns
+    that succeeded, so no failure ever enters one (docs/metrics.md)."""
+
+    turns: Turns
+    window: Window
+    throughput: Throughput
+    interactivity: Interactivity
+    ttft: Distribution
+    tpot: Distribution
+    tpot_denominator: dict[str, int]  # how each TPOT's tokens after the first chunk were counted
+    latency: Distribution
+    itl: Distribution
+    input_sequence_lengths: Distribution
+    output_sequence_lengths: Distribution
+    token_method: TokenMethod
+    tokens: TokenSources
+    cached_tokens: CachedTokens
+    per_trajectory: PerTrajectory
+    finish_reasons: dict[str, int]
+    errors_by_kind: dict[str, int]
+    all_turns: AllTurns
+    interrupted: bool = False
+    crashed: bool = False
+
+
+@dataclass(frozen=True)
+class ReferenceMetrics:
+    """The reference's counters and metrics over the tracked turns (`metrics.reference_metrics`)."""
+
+    n_samples_issued: int
+    n_samples_completed: int
+    n_samples_failed: int
+    duration_ns: int | None
+    ttft: Metric
+    tpot: Metric
+    latency: Metric
+    output_sequence_lengths: Metric
+    input_sequence_lengths: Metric
+    legacy_loadgen_window_duration_ns: int | None
+    qps: float | None
+    tps: float | None
+    finish_reason_counts: dict[str, int]

@@ -1,0 +1,102 @@
+"""`run.json`: everything needed to reproduce and judge a run, as a typed file (docs/files.md).
+
+Written before the first turn is sent, read by eval (the gates, the compliance check) and by
+reports. It never holds the API key: `api_key_given` only says whether one was used.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import traces
+
+from .config import ResponseLimits
+from .errors import ReplayError
+from .layout import RUN_FILE
+
+
+@dataclass(frozen=True)
+class DatasetRef:
+    """The shards a run replayed, as their manifest identifies them."""
+
+    name: str
+    content_hash: str
+    trajectories: int
+    instances: int
+    client_turns: int
+
+
+@dataclass(frozen=True)
+class ShardCheck:
+    """The check of the shard files against their manifest made before the first request."""
+
+    verified: bool
+    method: str | None = None
+    files: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    content_hash: str | None = None
+
+    @classmethod
+    def of(cls, v: traces.Verification | None) -> ShardCheck:
+        if v is None:
+            return cls(False)
+        return cls(True, v.method, v.files, v.bytes, round(v.seconds, 3), v.content_hash)
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """What the endpoint said before the run (`replay.preflight`)."""
+
+    checked: bool
+    served_models: list[str] | None
+    #: False: the server closed its socket after a streamed answer, so the run opened a
+    #: connection per request; None: not checked (--skip-preflight)
+    keep_alive: bool | None = None
+
+
+@dataclass(frozen=True)
+class RunInfo(traces.JsonFile):
+    FILE = RUN_FILE
+
+    trajbench_version: str
+    started_at: str
+    started_monotonic_ns: int
+    shards: str
+    dataset: DatasetRef
+    shard_verification: ShardCheck
+    salt: str
+    salt_seed: int
+    history_marker: bool
+    profile: str
+    request_params: dict[str, Any]  # what was sent: an overridden output cap shows here
+    model: str
+    endpoint: str
+    target: str  # "real" or "simulated" (never an official point)
+    target_evidence: str | None
+    preflight: Preflight | None
+    api_key_given: bool
+    concurrency: int
+    num_trajectories: int
+    planned_turns: int
+    inject_delays: bool
+    stop_at_window_end: bool
+    stop_issuing_on_first_user_complete: bool  # the reference's name of stop_at_window_end
+    turn_timeout: float
+    drain_timeout: float
+    headers: list[str]
+    workers: int
+    tokenizer: str | None
+    limits: ResponseLimits
+
+
+def read_run_info(run_dir: str | os.PathLike[str]) -> RunInfo:
+    """A run folder's run.json, with the fix in the error when it is missing or not ours."""
+    if not RunInfo.exists(run_dir):
+        raise ReplayError(f"{run_dir}: no {RUN_FILE}; pass a folder written by `trajbench replay run`")
+    try:
+        return RunInfo.read(run_dir)
+    except traces.ContractError as exc:
+        raise ReplayError(f"{exc}; the run was written by another trajbench version: rerun it") from None
