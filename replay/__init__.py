@@ -16,7 +16,7 @@ from .layout import RECORDS_FILE, REPORT_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FIL
 
 if TYPE_CHECKING:
     from .client import StreamClient, StreamResult
-    from .numbers import Distribution, RunNumbers
+    from .numbers import RunNumbers
     from .pareto import Point, frontier, region_concurrencies
     from .points import Gates, GatesOf
     from .records import Record, read_records
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from .sweep import SweepPlan, parse_concurrencies, run_sweep
 
 _LAZY = {
-    "Distribution": ".numbers",
     "Gates": ".points",
     "GatesOf": ".points",
     "Point": ".pareto",
@@ -67,7 +66,6 @@ __all__ = [
     "SUMMARY_FILE",
     "SWEEP_FILE",
     "AllTurnsFailed",
-    "Distribution",
     "Gates",
     "GatesOf",
     "Interrupted",

@@ -21,6 +21,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
+from traces import distribution
+
 from .numbers import (
     AllTurns,
     CachedTokens,
@@ -35,8 +37,8 @@ from .numbers import (
     Turns,
 )
 from .numbers import Window as WindowNumbers
-from .records import Record, e2e_ns, tokens_after_first, tpot_ms, ttft_ns
-from .rollup import distribution, rollup
+from .records import Record, e2e_ns, itl_ns, tokens_after_first, tpot_ns, ttft_ns
+from .rollup import rollup
 
 #: The finish reasons the reference counts by name; any other goes to "other".
 FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter", "function_call")
@@ -146,12 +148,12 @@ def trajbench_metrics(records: Sequence[Record], *, window_close_ns: int | None 
     total_out = _sum_known(out_tokens)
     e2e = [v for r in good if (v := e2e_ns(r)) is not None]
     e2e_s_sum = sum(e2e) / 1e9
-    tpot_ns: list[float] = []
+    tpots: list[float] = []
     tpot_how: Counter[str] = Counter()  # how each TPOT's denominator was counted
     for r in good:
-        if (v := tpot_ms(r)) is not None:
-            tpot_ns.append(v * 1e6)
-            tpot_how[tokens_after_first(r)[1]] += 1  # type: ignore[index]
+        if (v := tpot_ns(r)) is not None and (after := tokens_after_first(r)) is not None:
+            tpots.append(v)
+            tpot_how[after[1]] += 1
     errors = Counter(r.error_kind for r in records if r.error_kind is not None)
     return RunNumbers(
         turns=Turns(**vars(_breakdown(records)), window=_breakdown([r for r in records if r.in_window])),
@@ -167,14 +169,14 @@ def trajbench_metrics(records: Sequence[Record], *, window_close_ns: int | None 
             e2e_seconds_sum=e2e_s_sum,
             per_trajectory=distribution(per_trajectory_speed(good)),
             per_turn=distribution(
-                [n / ((r.t_last_ns - r.t_send_ns) / 1e9) for r in good if (n := r.output_tokens()) is not None and r.t_last_ns is not None and r.t_last_ns > r.t_send_ns]
+                [n / (t / 1e9) for r in good if (n := r.output_tokens()) is not None and (t := e2e_ns(r)) is not None and t > 0]
             ),
         ),
         ttft=distribution([v for r in good if (v := ttft_ns(r)) is not None]),
-        tpot=distribution(tpot_ns),
+        tpot=distribution(tpots),
         tpot_denominator=dict(sorted(tpot_how.items())),
         latency=distribution(e2e),
-        itl=distribution([b - a for r in good for a, b in zip(r.chunk_ns, r.chunk_ns[1:])]),
+        itl=distribution([gap for r in good for gap in itl_ns(r)]),
         input_sequence_lengths=distribution([v for v in (_input_tokens(r) for r in good) if v is not None]),
         output_sequence_lengths=distribution([v for v in out_tokens if v is not None]),
         token_method=token_method(records),

@@ -1,5 +1,5 @@
-"""The typed parts of `result_summary.json` (docs/files.md): trajbench's own section and the
-distribution it is made of. The reference's metric dicts keep the reference's shape (`rollup`).
+"""The typed parts of `result_summary.json` (docs/files.md): trajbench's own section, made of
+`traces.Distribution`s. The reference's metric dicts keep the reference's shape (`rollup`).
 """
 
 from __future__ import annotations
@@ -7,34 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-#: The percentile grid, highest first (docs/metrics.md).
-PERCENTILES = (99.9, 99.0, 97.0, 95.0, 90.0, 80.0, 75.0, 50.0, 25.0, 10.0, 5.0, 1.0)
+from traces import Distribution
 
 #: The reference's shape of one metric (total, min, max, median, avg, std_dev, percentiles, …).
 Metric = dict[str, Any]
-
-
-def pct_key(p: float) -> str:
-    """The key of a percentile in every summary: "99.9", "50.0" (the reference's spelling)."""
-    return str(float(p))
-
-
-@dataclass(frozen=True)
-class Distribution:
-    """n values summarised; the statistics are None when there are no values."""
-
-    n: int
-    total: float
-    min: float | None
-    max: float | None
-    avg: float | None
-    std_dev: float | None
-    percentiles: dict[str, float | None]
-
-    def p(self, q: float) -> float | None:
-        """The q-th percentile (q as in the grid: 50, 90, 99.9)."""
-        return self.percentiles.get(pct_key(q))
-
 
 @dataclass(frozen=True)
 class TurnCounts:

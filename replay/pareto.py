@@ -71,12 +71,6 @@ def step_curve(front: Sequence[Point]) -> tuple[list[float], list[float]]:
     return xs, ys
 
 
-def throughput_at(front: Sequence[Point], per_user: float) -> float | None:
-    """The step function's value: best measured throughput at per-user speed >= `per_user`."""
-    ok = [p.throughput_tps for p in front if p.per_user_tps >= per_user]
-    return max(ok) if ok else None
-
-
 def normalised(value: float, *, cost_per_hour: float | None = None, power_watts: float | None = None) -> dict[str, float]:
     """Throughput per dollar-hour and per watt, for the inputs given."""
     out: dict[str, float] = {}

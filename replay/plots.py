@@ -1,7 +1,7 @@
 """PNG charts of a comparison: the Pareto step curve and metrics against concurrency.
 
-Matplotlib with the Agg backend; PNGs are written without a software/date stamp so the same
-points give the same bytes.
+Drawn and saved through `traces.png` (Agg, no varying metadata), so the same points give the
+same bytes.
 """
 
 from __future__ import annotations
@@ -10,14 +10,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Sequence
 
-import matplotlib
+from traces.png import plt, save_png
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from .pareto import Point, frontier, step_curve  # noqa: E402
-
-PNG_METADATA = {"Software": None}
+from .pareto import Point, frontier, step_curve
 
 
 def _by_label(points: Sequence[Point]) -> dict[str, list[Point]]:
@@ -25,13 +20,6 @@ def _by_label(points: Sequence[Point]) -> dict[str, list[Point]]:
     for p in points:
         groups[p.label].append(p)
     return {k: sorted(v, key=lambda p: p.concurrency) for k, v in sorted(groups.items())}
-
-
-def _save(fig: plt.Figure, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, metadata=PNG_METADATA)
-    plt.close(fig)
-    return path
 
 
 def pareto_chart(points: Sequence[Point], path: Path, *, y_label: str = "system throughput (output tok/s)", y: Callable[[Point], float] | None = None) -> Path:
@@ -58,7 +46,7 @@ def pareto_chart(points: Sequence[Point], path: Path, *, y_label: str = "system 
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title("Throughput vs interactivity (measured points, step frontier)")
-    return _save(fig, path)
+    return save_png(fig, path, dpi=110)
 
 
 def _rescaled(p: Point, throughput: float) -> Point:
@@ -81,4 +69,4 @@ def metric_chart(points: Sequence[Point], path: Path, metric: Callable[[Point], 
     ax.set_ylabel(y_label)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return save_png(fig, path, dpi=110)

@@ -90,16 +90,6 @@ def e2e_ns(r: Record) -> int | None:
     return None if r.t_last_ns is None else r.t_last_ns - r.t_send_ns
 
 
-def ttft_ms(r: Record) -> float | None:
-    v = ttft_ns(r)
-    return None if v is None else v / 1e6
-
-
-def e2e_ms(r: Record) -> float | None:
-    v = e2e_ns(r)
-    return None if v is None else v / 1e6
-
-
 def tokens_after_first(r: Record) -> tuple[float, str] | None:
     """Output tokens after the first chunk, and how they were counted (docs/metrics.md): the
     client tokenizer's exact count when the run had one ("client"), else the server's
@@ -114,18 +104,18 @@ def tokens_after_first(r: Record) -> tuple[float, str] | None:
     return r.completion_tokens * (1 - min(r.first_chunk_chars, total) / total), "prorated"
 
 
-def tpot_ms(r: Record) -> float | None:
+def tpot_ns(r: Record) -> float | None:
     """(E2E − TTFT) / output tokens after the first chunk; undefined when nothing followed it."""
     after = tokens_after_first(r)
     if r.t_first_ns is None or r.t_last_ns is None or after is None or after[0] <= 0:
         return None
-    return (r.t_last_ns - r.t_first_ns) / 1e6 / after[0]
+    return (r.t_last_ns - r.t_first_ns) / after[0]
 
 
-def itl_ms(r: Record) -> list[float]:
-    """Gaps between consecutive streamed chunks, in ms."""
+def itl_ns(r: Record) -> list[int]:
+    """Gaps between consecutive streamed chunks."""
     ts = r.chunk_ns
-    return [(b - a) / 1e6 for a, b in zip(ts, ts[1:])]
+    return [b - a for a, b in zip(ts, ts[1:])]
 
 
 def record_to_json(r: Record) -> str:

@@ -3,8 +3,8 @@
 `rollup` has the shape of a metric in the reference client's `result_summary.json` (total, min,
 max, median, avg, std_dev, percentiles keyed "99.9" … "1.0", early-stopping estimates for latency
 metrics, a 30-bucket log-spaced histogram), so its Report reader and tools load our files.
-`distribution` is trajbench's own, flatter form with the count. Both take exact percentiles of
-observed values (numpy `method="lower"`).
+Its percentiles are `traces.percentiles` (observed values, numpy `method="lower"`), as in every
+other summary (`traces.distribution`).
 """
 
 from __future__ import annotations
@@ -14,14 +14,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from traces import PERCENTILES, percentiles
+
 from .early_stopping import estimates
-from .numbers import PERCENTILES, Distribution, Metric, pct_key
+from .numbers import Metric
 
 HISTOGRAM_BUCKETS = 30
-
-
-def _percentiles(a: np.ndarray) -> dict[str, float]:
-    return {pct_key(p): float(v) for p, v in zip(PERCENTILES, np.percentile(a, PERCENTILES, method="lower"))}
 
 
 def _std(values: Sequence[int] | Sequence[float], total: float) -> float:
@@ -52,21 +50,9 @@ def rollup(values: Sequence[int] | Sequence[float], *, early_stopping: bool = Fa
     a.sort()
     total = sum(values)
     out: dict[str, Any] = {"total": total, "min": a[0].item(), "max": a[-1].item()}
-    pct = _percentiles(a)
+    pct = percentiles(a)
     out.update(median=pct["50.0"], avg=total / len(values), std_dev=_std(values, total), percentiles=pct)
     if early_stopping:
         out["early_stopping_percentiles"] = estimates(a.tolist(), PERCENTILES)
     out["histogram"] = _histogram(a, out["min"], out["max"])
     return out
-
-
-def distribution(values: Sequence[float]) -> Distribution:
-    """n, total, min, max, avg, std_dev (sample) and percentiles; n=0 and nulls when empty, so a
-    summary always has the keys."""
-    if not values:
-        return Distribution(0, 0, None, None, None, None, {pct_key(p): None for p in PERCENTILES})
-    a = np.asarray(values, dtype=np.float64)
-    pct: dict[str, float | None] = dict(_percentiles(a))
-    return Distribution(
-        int(a.size), float(a.sum()), float(a.min()), float(a.max()), float(a.mean()), float(a.std(ddof=1)) if a.size > 1 else 0.0, pct
-    )

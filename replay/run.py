@@ -27,7 +27,6 @@ import pyarrow.parquet as pq
 
 import traces
 from traces import Shards
-from traces.outdir import check_writable, make_dir
 
 from .config import RunConfig, slots_of_worker
 from .coordinator import Coordinator
@@ -199,7 +198,7 @@ def run_dir_of(config: RunConfig) -> Path:
             raise ReplayError(f"--out {path}: folder exists and is not empty; pass another --out or --overwrite")
         if not (path / RUN_FILE).is_file():
             raise ReplayError(f"--out {path}: not a run folder (no {RUN_FILE}); refusing to overwrite it, pass another --out")
-    check_writable(path, error=ReplayError)
+    traces.check_writable(path, error=ReplayError)
     return path
 
 
@@ -210,7 +209,7 @@ def prepare_run_dir(config: RunConfig, path: Path | None = None) -> Path:
         for child in path.iterdir():
             if child.is_file():
                 child.unlink()
-    make_dir(path, error=ReplayError)
+    traces.make_dir(path, error=ReplayError)
     return path
 
 

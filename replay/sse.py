@@ -18,7 +18,7 @@ line would otherwise grow the buffer until memory runs out.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
 
 import orjson
 
@@ -151,12 +151,6 @@ class SSEParser:
 def _show(raw: bytes) -> str:
     text = raw.decode("utf-8", "replace")
     return text if len(text) <= 200 else text[:200] + "…"
-
-
-def parse_sse(data: bytes) -> list[Event]:
-    """All events of a complete SSE body (pure)."""
-    parser = SSEParser()
-    return parser.feed(data) + parser.close()
 
 
 def error_text(obj: dict[str, Any]) -> str:
@@ -368,13 +362,3 @@ def _call_chars(part: dict[str, Any]) -> int:
     fn = part.get("function") or {}
     name, args = fn.get("name"), fn.get("arguments")
     return (len(name) if isinstance(name, str) else 0) + (len(args) if isinstance(args, str) else 0)
-
-
-def parse_stream(reads: Iterable[tuple[int, bytes]]) -> ChatStream:
-    """Fold a whole stream given as (arrival ns, bytes) reads (pure)."""
-    stream = ChatStream()
-    for t_ns, data in reads:
-        if stream.feed(data, t_ns):
-            return stream
-    stream.close()
-    return stream

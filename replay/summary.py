@@ -19,7 +19,7 @@ import traces
 from .errors import AllTurnsFailed
 from .layout import REPORT_FILE, SUMMARY_FILE
 from .metrics import reference_metrics, trajbench_metrics
-from .numbers import Distribution, Metric, RunNumbers
+from .numbers import Metric, RunNumbers
 from .records import Record, read_records
 from .runinfo import read_run_info
 
@@ -139,7 +139,7 @@ def _num(v: float | None, fmt: str = ".1f") -> str:
 _SHOWN = (99, 95, 90, 50, 10)
 
 
-def _dist_row(name: str, d: Distribution, conv: Callable[[float | None], str]) -> str:
+def _dist_row(name: str, d: traces.Distribution, conv: Callable[[float | None], str]) -> str:
     cells = [conv(d.avg), conv(d.min)] + [conv(d.p(p)) for p in _SHOWN] + [conv(d.max)]
     return f"  {name:<22}{d.n:>8}  " + "".join(f"{c:>10}" for c in cells)
 

@@ -1,8 +1,9 @@
 """traces: agent traces → validated trajectories → salted, deterministic per-turn prompt shards.
 
 The front door of the package: every other package imports what it needs of traces from here
-(or from the front doors of its rooms: `traces.tokenizers`, `traces.analysis`, `traces.synth`).
-The data cards pull in matplotlib, so they load on first use.
+(or from the front doors of its rooms: `traces.tokenizers`, `traces.analysis`, `traces.synth`,
+and `traces.png`, the one way charts are drawn and saved). The data cards pull in matplotlib,
+so they load on first use.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 from .build import BuildOptions, BuildResult, build_shards
 from .canonical import MessagesHasher, canonical_json, content_line, messages_sha256, sha256_file, sha256_text
 from .contract import ContractError, JsonFile, from_json, to_json
+from .distribution import PERCENTILES, Distribution, distribution, pct_key, percentiles
 from .errors import ShardError, TraceError, TraceFormatError, TraceValidationErrors
 from .export import export_jsonl
 from .formats import FORMATS, Format
-from .io import iter_lines
+from .io import iter_json_objects, iter_lines
 from .layout import MANIFEST, STATS_FILE
 from .manifest import FORMAT_VERSION, InstanceEntry, Manifest
 from .model import Row, Trajectory, content_text, domain_of
@@ -48,11 +50,13 @@ __all__ = [
     "FORMATS",
     "FORMAT_VERSION",
     "MANIFEST",
+    "PERCENTILES",
     "SALT_MODES",
     "STATS_FILE",
     "BuildOptions",
     "BuildResult",
     "ContractError",
+    "Distribution",
     "Format",
     "Instance",
     "InstanceEntry",
@@ -79,10 +83,12 @@ __all__ = [
     "check_writable",
     "content_line",
     "content_text",
+    "distribution",
     "domain_of",
     "export_jsonl",
     "from_json",
     "get_profile",
+    "iter_json_objects",
     "iter_lines",
     "iter_prompts",
     "logical_id",
@@ -90,6 +96,8 @@ __all__ = [
     "make_salt",
     "messages_sha256",
     "parse_card",
+    "pct_key",
+    "percentiles",
     "profiles",
     "read_sources",
     "request_body",

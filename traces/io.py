@@ -16,8 +16,9 @@ import io
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Callable, Iterator
+from typing import IO, Any, Callable, Iterator
 
+import orjson
 import pyarrow as pa
 import zstandard
 
@@ -131,6 +132,28 @@ def iter_lines(path: str | os.PathLike[str], sink: Sink | None = None) -> Iterat
                 raw = raw[:-1]
             if raw.strip():
                 yield lineno, raw
+
+
+def iter_json_objects(path: str | os.PathLike[str], sink: Sink | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) of a JSON-lines file, read with `iter_lines`' bounds. A line
+    that is not UTF-8, not JSON or not an object is reported (file:line, the rule) and skipped;
+    reports go to `sink`, or are raised when there is none."""
+    where = str(path)
+    for lineno, raw in iter_lines(path, sink):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            _report(TraceFormatError(where, lineno, f"invalid UTF-8 at byte {exc.start}; re-encode the file as UTF-8"), sink)
+            continue
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            _report(TraceFormatError(where, lineno, f"not valid JSON ({exc}); each line must be one JSON object"), sink)
+            continue
+        if not isinstance(obj, dict):
+            _report(TraceFormatError(where, lineno, f"each line must be a JSON object, got {type(obj).__name__}"), sink)
+            continue
+        yield lineno, obj
 
 
 def _skip_line(fh: IO[bytes], seen: int) -> tuple[int, bool]:

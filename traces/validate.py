@@ -244,7 +244,3 @@ def build_trajectory(
 
 def _a(word: str) -> str:
     return ("an " if word == "assistant" else "a ") + word  # the roles are user, assistant, tool
-
-
-def raising_sink(error: TraceFormatError) -> None:
-    raise error

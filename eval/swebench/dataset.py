@@ -14,8 +14,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import traces
 from traces import TraceError
-from traces.io import iter_lines
 
 from .errors import SwebenchError
 
@@ -99,16 +99,7 @@ def _read_parquet(p: Path) -> list[dict[str, Any]]:
 
 
 def _read_jsonl(p: Path) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    try:
-        for lineno, raw in iter_lines(p):  # bounded lines: /dev/zero or a line without end is an error, not a hang
-            try:
-                row = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise SwebenchError(f"{p}:{lineno}: not valid JSON ({getattr(exc, 'msg', exc)})") from None
-            if not isinstance(row, dict):
-                raise SwebenchError(f"{p}:{lineno}: each line must be one instance object")
-            rows.append(row)
+    try:  # bounded lines: /dev/zero or a line without end is an error, not a hang
+        return [row for _, row in traces.iter_json_objects(p)]
     except TraceError as exc:
         raise SwebenchError(str(exc)) from None
-    return rows

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 import traces
-from traces.outdir import make_dir
 
 from . import deps
 from .dataset import load_instances
@@ -87,7 +86,7 @@ def run_swebench(opts: SwebenchOptions, *, echo: Echo = print, reporter: Reporte
 
     served = opts.model or profile.served_model_name
     config = agent_mod.agent_config(endpoint=opts.endpoint, served_model=served, request_params=profile.request_params(), template=profile.swebench_template, step_limit=opts.step_limit)
-    make_dir(out, error=SwebenchError)
+    traces.make_dir(out, error=SwebenchError)
     ids = [i["instance_id"] for i in instances]
     versions = deps.versions()
     provenance = {

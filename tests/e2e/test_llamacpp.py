@@ -29,7 +29,7 @@ import pytest
 
 import traces
 from eval import check_submission, osl_gate, score_run
-from replay.records import Record, e2e_ms, read_records, ttft_ms
+from replay.records import Record, e2e_ns, read_records, ttft_ns
 from replay.runinfo import read_run_info
 
 pytestmark = [pytest.mark.engine, pytest.mark.timeout(900)]
@@ -138,9 +138,9 @@ def test_replay_and_eval_against_llama_server(llama_url: str, mlperf_shards: Pat
         assert r.finish_reason in ("stop", "length", "tool_calls"), where
         # clocks: send < first token <= last byte; a turn answered by an immediate end-of-sequence
         # streams no delta, so it has an E2E but no TTFT (SmolLM2 often does that after a tool row)
-        assert e2e_ms(r) is not None and e2e_ms(r) > 0, where
+        assert (e2e := e2e_ns(r)) is not None and e2e > 0, where
         if r.content or r.reasoning or r.tool_calls:
-            assert ttft_ms(r) is not None and 0 < ttft_ms(r) <= e2e_ms(r), where
+            assert (ttft := ttft_ns(r)) is not None and 0 < ttft <= e2e, where
             assert r.t_first_ns == r.chunk_ns[0] and list(r.chunk_ns) == sorted(r.chunk_ns), where
         else:
             assert r.t_first_ns is None and not r.chunk_ns, where

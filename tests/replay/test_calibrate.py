@@ -9,7 +9,7 @@ import pytest
 
 import cli
 from replay.calibrate.server import FRAME_PREFIX, FRAME_SUFFIX, STAMP_DIGITS
-from replay.sse import parse_stream
+from streams import parse_stream
 
 
 def test_calserver_frame_is_a_valid_chunked_sse_event() -> None:

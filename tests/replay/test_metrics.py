@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from replay.metrics import reference_metrics, trajbench_metrics
-from replay.records import Record, RecordWriter, tokens_after_first, tpot_ms
-from replay.rollup import PERCENTILES, distribution, rollup
+from replay.records import Record, RecordWriter, tokens_after_first, tpot_ns
+from replay.rollup import rollup
+from traces import PERCENTILES, distribution
 from replay.summary import OURS, REPORT_FILE, SUMMARY_FILE, build_summary, write_results
 from runfolders import run_info
 from traces import to_json
@@ -116,13 +117,13 @@ def test_a_cancelled_turn_was_issued_but_never_completed() -> None:
 def test_tpot_divides_by_the_tokens_after_the_first_chunk() -> None:
     # 4 tokens in the first chunk (MTP): E2E − TTFT = 0.9 s over 12 tokens after it, not 15
     exact = rec("A", 1, 0.0, 0.1, 1.0, out=16, content="x" * 16, first_chars=4, after_first=12)
-    assert tpot_ms(exact) == pytest.approx(900 / 12)
+    assert tpot_ns(exact) == pytest.approx(0.9 * S / 12)
     assert tokens_after_first(exact) == (12.0, "client")
     # without a client tokenizer: the server's count less the first chunk's share of the characters
     prorated = rec("A", 1, 0.0, 0.1, 1.0, out=16, content="x" * 16, first_chars=4)
-    assert tokens_after_first(prorated) == (12.0, "prorated") and tpot_ms(prorated) == pytest.approx(900 / 12)
+    assert tokens_after_first(prorated) == (12.0, "prorated") and tpot_ns(prorated) == pytest.approx(0.9 * S / 12)
     one_chunk = rec("A", 1, 0.0, 0.1, 0.1, out=3, content="abc", first_chars=3)
-    assert tpot_ms(one_chunk) is None
+    assert tpot_ns(one_chunk) is None
     m = to_json(reference_metrics([exact]))
     assert m["tpot"]["total"] == pytest.approx(0.9 * S / 12)
     ours = to_json(trajbench_metrics([exact, prorated]))

@@ -4,12 +4,11 @@ measured point; concurrency regions follow the 1 + 3 + 3 rule."""
 from __future__ import annotations
 
 import itertools
-import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replay.pareto import Point, dominates, frontier, normalised, region_concurrencies, step_curve, throughput_at
+from replay.pareto import Point, dominates, frontier, normalised, region_concurrencies, step_curve
 
 
 def pt(x: float, y: float, c: int = 1, label: str = "a", inline_pass: bool | None = True) -> Point:
@@ -37,10 +36,6 @@ def test_frontier_is_exactly_the_non_dominated_points(raw: list[tuple[float, flo
     for x, y in zip(xs, ys):
         assert any(p.throughput_tps == y and p.per_user_tps >= x for p in front)
         assert y <= max(p.throughput_tps for p in pts if p.per_user_tps >= x)
-    for x in [random.Random(0).uniform(0, 1e3) for _ in range(20)]:
-        value = throughput_at(front, x)
-        measured = [p.throughput_tps for p in pts if p.per_user_tps >= x]
-        assert value == (max(measured) if measured else None)
 
 
 def test_step_curve_is_non_increasing() -> None:

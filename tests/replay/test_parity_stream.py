@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from replay.sse import ChatStream, parse_stream
+from replay.sse import ChatStream
+from streams import parse_stream
 
 
 def _stream(*deltas: dict[str, Any], finish: str = "stop") -> ChatStream:

@@ -7,7 +7,8 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replay.sse import CHUNK, DONE, ERROR, MALFORMED, ChatStream, parse_sse, parse_stream
+from replay.sse import CHUNK, DONE, ERROR, MALFORMED, ChatStream
+from streams import parse_sse, parse_stream
 
 
 def _data(obj: object) -> bytes:

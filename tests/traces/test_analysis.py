@@ -15,7 +15,8 @@ from cli import cli
 from traces.analysis import StatsOptions, analyse, compute_stats, default_cache_sizes
 from traces.analysis.lengths import summarize
 from traces.analysis.cache import RadixLRU, closed_loop_order
-from traces.analysis.reuse import block_hashes, ideal_within_reuse
+from reuse_oracle import ideal_within_reuse
+from traces.analysis.reuse import block_hashes
 
 SYSTEM = "You are the support agent of ACME. " * 20
 

@@ -12,7 +12,7 @@ import pytest
 import traces
 from traces import BuildOptions, Shards, build_shards, get_profile, iter_prompts, request_body
 from traces.formats import FORMATS
-from traces.validate import raising_sink
+from sinks import raising_sink
 
 
 @pytest.fixture(scope="module")

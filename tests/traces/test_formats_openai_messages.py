@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import traces
+from sinks import raising_sink
 from traces.formats import FORMATS
 from traces.formats.openai_messages import convert_messages, file_stem, read, text_content
 
@@ -125,7 +126,7 @@ def _as_messages(traj: traces.Trajectory) -> dict:
 
 def test_real_coding_trajectories_survive_the_message_form(coding20: Path, tmp_path: Path) -> None:
     """The 20 real trajectories, as OpenAI messages, read back to the same rows and shards."""
-    official = list(FORMATS["mlperf-jsonl"].read(str(coding20), traces.validate.raising_sink))
+    official = list(FORMATS["mlperf-jsonl"].read(str(coding20), raising_sink))
     path = tmp_path / "coding20.messages.jsonl"
     path.write_text("".join(json.dumps(_as_messages(t)) + "\n" for t in official))
     trajs, errors = _read(path)

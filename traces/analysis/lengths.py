@@ -2,7 +2,7 @@
 
 Lengths come from the shards' token columns, else from a given tokenizer (counted exactly as
 `traces build` counts them), else in characters of the canonical request JSON. Percentiles take
-an observed value (numpy `method="lower"`, as SPEC §8.5).
+an observed value (numpy `method="lower"`, docs/metrics.md).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-import numpy as np
 
 from ..canonical import canonical_json
+from ..distribution import distribution
 from ..prompts import wire_messages
 
 _PCTS = (50, 90, 99)
@@ -34,18 +34,15 @@ class Facts:
 
 
 def summarize(values: Sequence[float]) -> dict[str, float | int | None]:
-    """n, mean, p50/p90/p99 (observed values) and max of a sample; nulls when it is empty."""
-    if not len(values):
-        return {"n": 0, "mean": None, **{f"p{p}": None for p in _PCTS}, "max": None}
-    a = np.asarray(values, dtype=np.float64)
-    out: dict[str, float | int | None] = {"n": int(a.size), "mean": _r(float(a.mean()))}
-    for p in _PCTS:
-        out[f"p{p}"] = _r(float(np.percentile(a, p, method="lower")))
-    out["max"] = _r(float(a.max()))
-    return out
+    """n, mean, p50/p90/p99 (observed values) and max of a sample (`traces.distribution`, in the
+    compact form of stats.json); nulls when it is empty."""
+    d = distribution(values)
+    return {"n": d.n, "mean": _r(d.avg), **{f"p{p}": _r(d.p(p)) for p in _PCTS}, "max": _r(d.max)}
 
 
-def _r(x: float, nd: int = 4) -> float | int:
+def _r(x: float | None, nd: int = 4) -> float | int | None:
+    if x is None:
+        return None
     return int(x) if float(x).is_integer() else round(x, nd)
 
 
@@ -122,8 +119,7 @@ def growth(f: Facts) -> dict[str, list[dict[str, Any]]]:
     for dom in sorted(by):
         rows = []
         for k in sorted(by[dom]):
-            a = np.asarray(by[dom][k], dtype=np.float64)
-            rows.append({"turn_index": k, "n": int(a.size), "p50": _r(float(np.percentile(a, 50, method="lower"))),
-                         "p90": _r(float(np.percentile(a, 90, method="lower")))})
+            d = distribution(by[dom][k])
+            rows.append({"turn_index": k, "n": d.n, "p50": _r(d.p(50)), "p90": _r(d.p(90))})
         out[dom] = rows
     return out

@@ -1,8 +1,8 @@
 """PNG plots of `traces stats`: context growth, ideal prefix reuse per salt mode, the LRU curve.
 
 Each plot is a pure function of the stats dict, so cards and reports can redraw them. matplotlib
-runs on the Agg backend (no display) and PNGs are saved without the "Software" metadata and
-with fixed sizes, so the same stats give the same bytes with one matplotlib version.
+draws with fixed sizes and saves through `traces.png` (no varying metadata), so the same stats
+give the same bytes with one matplotlib version.
 """
 
 from __future__ import annotations
@@ -10,21 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+from ..png import Figure, plt, save_png
 
 _COLOURS = {"all": "#444444", "coding": "#1f77b4", "workflow": "#d62728"}
 PLOTS = ("isl_growth.png", "prefix_reuse.png", "lru_hit_curve.png")
-
-
-def _save(fig: Figure, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=100, metadata={"Software": None})
-    plt.close(fig)
-    return path
 
 
 def plot_growth(stats: dict[str, Any], path: Path) -> Path:
@@ -47,7 +36,7 @@ def plot_growth(stats: dict[str, Any], path: Path) -> Path:
     ax.grid(alpha=0.3)
     if stats["growth"]:
         ax.legend(fontsize=8)
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def plot_reuse(stats: dict[str, Any], path: Path) -> Path:
@@ -65,7 +54,7 @@ def plot_reuse(stats: dict[str, Any], path: Path) -> Path:
     ax.set_ylabel(f"ideal cache-hit fraction of input ({stats['units']['reuse']})")
     ax.set_title(f"Ideal prefix reuse (blocks of {stats['options']['block_size']})")
     ax.legend(fontsize=8, loc="lower right")
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def plot_lru(stats: dict[str, Any], path: Path) -> Path:
@@ -84,7 +73,7 @@ def plot_lru(stats: dict[str, Any], path: Path) -> Path:
     ax.set_xlabel(f"cache size ({stats['units']['reuse']})")
     ax.set_ylabel("hit fraction of input")
     ax.grid(alpha=0.3, which="both")
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def write_plots(stats: dict[str, Any], out_dir: str | Path, prefix: str = "") -> list[Path]:

@@ -9,30 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-import orjson
 
 from ..errors import TraceFormatError
-from ..io import iter_lines, open_text_writer
+from ..io import iter_json_objects, open_text_writer
 from ..model import Row, Trajectory
 from ..validate import ErrorSink, FlatRow, build_trajectory, is_printable_ascii
 from ..canonical import canonical_json
-
-
-def _parse_line(path: str, lineno: int, raw: bytes, sink: ErrorSink) -> dict[str, Any] | None:
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        sink(TraceFormatError(path, lineno, f"invalid UTF-8 at byte {exc.start}; re-encode the file as UTF-8"))
-        return None
-    try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        sink(TraceFormatError(path, lineno, f"not valid JSON ({exc}); each line must be one JSON object"))
-        return None
-    if not isinstance(obj, dict):
-        sink(TraceFormatError(path, lineno, f"each line must be a JSON object, got {type(obj).__name__}"))
-        return None
-    return obj
 
 
 def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
@@ -51,10 +33,7 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
     def flush() -> Trajectory | None:
         return build_trajectory(path, current, rows, sink) if current is not None and rows else None
 
-    for lineno, raw in iter_lines(path, report):
-        obj = _parse_line(path, lineno, raw, sink)
-        if obj is None:
-            continue
+    for lineno, obj in iter_json_objects(path, report):
         if obj.get("_type") == "dataset_metadata":
             continue
         any_row = True

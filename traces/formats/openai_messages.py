@@ -31,7 +31,7 @@ from typing import Any, Iterator
 import orjson
 
 from ..errors import TraceFormatError
-from ..io import iter_lines, read_bytes
+from ..io import iter_json_objects, read_bytes
 from ..model import Trajectory, content_text
 from ..validate import ErrorSink, FlatRow, build_trajectory
 
@@ -78,15 +78,7 @@ def iter_records(path: str, sink: ErrorSink) -> Iterator[Record]:
         else:
             sink(TraceFormatError(path, None, f"the document must be a JSON object or an array of objects, got {type(doc).__name__}"))
         return
-    for lineno, raw in iter_lines(path, sink):
-        try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            sink(TraceFormatError(path, lineno, f"not valid JSON ({exc}); each line must be one JSON object"))
-            continue
-        if not isinstance(obj, dict):
-            sink(TraceFormatError(path, lineno, f"each line must be a JSON object, got {type(obj).__name__}"))
-            continue
+    for lineno, obj in iter_json_objects(path, sink):
         yield lineno, "", obj
 
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from traces import BuildOptions, Shards, build_shards, get_profile, iter_prompts, request_body
-from traces.analysis.reuse import ideal_within_reuse
+from reuse_oracle import ideal_within_reuse
 
 ZERO = {"step_base_ms": 0.0, "prefill_ms_per_token": 0.0, "batch_ms_per_seq": 0.0}
 

@@ -1,0 +1,26 @@
+"""Deterministic PNG charts: one way every chart of trajbench (data cards, stats, reports) is
+drawn and saved, so the same numbers give the same bytes with one matplotlib version.
+
+matplotlib runs on the Agg backend (no display needed) and PNGs are saved without the
+"Software" stamp. Importing this module imports matplotlib: the front door loads it lazily.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+__all__ = ["Figure", "plt", "save_png"]
+
+
+def save_png(fig: Figure, path: Path, *, dpi: int = 100) -> Path:
+    """Lay out, save without metadata that varies, and close the figure (figures hold memory)."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi, metadata={"Software": None})
+    plt.close(fig)
+    return path
