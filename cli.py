@@ -17,9 +17,10 @@ import shlex
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -50,7 +51,11 @@ def traces_group() -> None:
 
 
 FORMAT_OPTION = click.option(
-    "--format", "fmt", type=click.Choice(sorted(traces.FORMATS)), default="mlperf-jsonl", show_default=True,
+    "--format",
+    "fmt",
+    type=click.Choice(sorted(traces.FORMATS)),
+    default="mlperf-jsonl",
+    show_default=True,
     help="Input trace format.",
 )
 
@@ -73,27 +78,77 @@ def traces_validate(sources: tuple[str, ...], fmt: str) -> None:
 @FORMAT_OPTION
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Shard folder to create.")
 @click.option("--name", default=None, help="Dataset name (shard file stem); default: the folder name.")
-@click.option("--repeats", default=1, show_default=True, type=click.IntRange(min=1), help="Passes over the dataset to materialise.")
-@click.option("--salt", type=click.Choice(traces.SALT_MODES), default="mlperf", show_default=True, help="Cache-isolation salting (docs/salting.md); strong is research-only.")
+@click.option(
+    "--repeats",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Passes over the dataset to materialise.",
+)
+@click.option(
+    "--salt",
+    type=click.Choice(traces.SALT_MODES),
+    default="mlperf",
+    show_default=True,
+    help="Cache-isolation salting (docs/salting.md); strong is research-only.",
+)
 @click.option("--seed", default=0, show_default=True, help="Seed of --salt strong.")
-@click.option("--no-history-marker", is_flag=True, help="Send byte-identical reference prompts (no history marker, docs/history-marker.md).")
+@click.option(
+    "--no-history-marker",
+    is_flag=True,
+    help="Send byte-identical reference prompts (no history marker, docs/history-marker.md).",
+)
 @click.option("--tokenizer", default=None, help="Fill token columns: NAME or NAME:PATH (see `trajbench tokenizers`).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out folder (atomically).")
-def traces_build(sources: tuple[str, ...], fmt: str, out: str, name: str | None, repeats: int, salt: str, seed: int, no_history_marker: bool, tokenizer: str | None, overwrite: bool) -> None:
+def traces_build(
+    sources: tuple[str, ...],
+    fmt: str,
+    out: str,
+    name: str | None,
+    repeats: int,
+    salt: str,
+    seed: int,
+    no_history_marker: bool,
+    tokenizer: str | None,
+    overwrite: bool,
+) -> None:
     """Build salted, deterministic per-turn Parquet shards from SOURCES."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    opts = traces.BuildOptions(format=fmt, salt=salt, seed=seed, repeats=repeats, history_marker=not no_history_marker, name=name or Path(out).name)
+    opts = traces.BuildOptions(
+        format=fmt,
+        salt=salt,
+        seed=seed,
+        repeats=repeats,
+        history_marker=not no_history_marker,
+        name=name or Path(out).name,
+    )
     counter = _load_counter(tokenizer)
-    with Progress(TextColumn("building"), BarColumn(), MofNCompleteColumn(), TextColumn("turns"), TimeElapsedColumn(), transient=True, disable=not sys.stderr.isatty()) as bar:
+    with Progress(
+        TextColumn("building"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("turns"),
+        TimeElapsedColumn(),
+        transient=True,
+        disable=not sys.stderr.isatty(),
+    ) as bar:
         task = bar.add_task("build", total=None)
-        result = traces.build_shards(sources, out, opts, counter=counter, overwrite=overwrite, progress=lambda n: bar.advance(task, n))
+        result = traces.build_shards(
+            sources, out, opts, counter=counter, overwrite=overwrite, progress=lambda n: bar.advance(task, n)
+        )
     m = result.manifest
     c = m.counts
-    click.echo(f"built {out}: {c.trajectories} trajectories, {c.instances} instances, {c.client_turns} client turns in {len(m.shards)} shard(s)")
+    click.echo(
+        f"built {out}: {c.trajectories} trajectories, {c.instances} instances, {c.client_turns} client turns in {len(m.shards)} shard(s)"
+    )
     if (hm := m.history_marker) is not None:
         where = ", ".join(f"{k} {v}" for k, v in hm.positions.items()) or "none"
-        how = f"checked against the {hm.checked_with_template} chat template" if hm.checked_with_template else "no template given (--tokenizer checks it)"
+        how = (
+            f"checked against the {hm.checked_with_template} chat template"
+            if hm.checked_with_template
+            else "no template given (--tokenizer checks it)"
+        )
         click.echo(f"history marker: {hm.assistant_messages} replayed assistant messages; positions: {where}; {how}")
     click.echo(f"content hash {m.content_hash}")
 
@@ -108,7 +163,11 @@ def _load_counter(spec: str | None) -> Any:
 
 @traces_group.command("verify")
 @click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("--files-only", is_flag=True, help="Check the shard files' sha256 only (what `replay run` does at start), not the rows.")
+@click.option(
+    "--files-only",
+    is_flag=True,
+    help="Check the shard files' sha256 only (what `replay run` does at start), not the rows.",
+)
 def traces_verify(shards_dir: str, files_only: bool) -> None:
     """Check SHARDS_DIR against its manifest: every file's sha256 and the rows' content hash.
 
@@ -122,8 +181,12 @@ def traces_verify(shards_dir: str, files_only: bool) -> None:
 @click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--trajectory", "trajectory_id", required=True, help="Source conversation id.")
 @click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1))
-@click.option("--turn", required=True, type=int, help="The dataset's turn number of a client row (docs/dataset-format.md).")
-@click.option("--profile", default="kimi-k3", show_default=True, help="Model profile whose request parameters are used.")
+@click.option(
+    "--turn", required=True, type=int, help="The dataset's turn number of a client row (docs/dataset-format.md)."
+)
+@click.option(
+    "--profile", default="kimi-k3", show_default=True, help="Model profile whose request parameters are used."
+)
 @click.option("--model", default=None, help="Served model name, if not the profile's.")
 def traces_show(shards_dir: str, trajectory_id: str, repeat: int, turn: int, profile: str, model: str | None) -> None:
     """Print the exact JSON body replay will send for one turn."""
@@ -145,13 +208,21 @@ def traces_export(shards_dir: str, fmt: str, out: str, repeat: int) -> None:
 @traces_group.command("synth")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Output file (.jsonl or .jsonl.zst).")
 @click.option("--seed", default=0, show_default=True, help="Seed: same seed and scale give the same bytes.")
-@click.option("--scale", default=1.0, show_default=True, type=click.FloatRange(min=0, min_open=True), help="Size relative to the official set (1 = 613 trajectories, 30,335 client turns).")
+@click.option(
+    "--scale",
+    default=1.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Size relative to the official set (1 = 613 trajectories, 30,335 client turns).",
+)
 def traces_synth(out: str, seed: int, scale: float) -> None:
     """Write a deterministic synthetic look-alike of the official dataset (mlperf-jsonl)."""
     from traces.synth import synthesize
 
     r = synthesize(out, seed=seed, scale=scale)
-    click.echo(f"wrote {out}: {r.trajectories} trajectories ({r.coding} coding, {r.workflow} workflow), {r.client_turns} client turns, {r.assistant_turns} assistant turns, {r.rows} rows")
+    click.echo(
+        f"wrote {out}: {r.trajectories} trajectories ({r.coding} coding, {r.workflow} workflow), {r.client_turns} client turns, {r.assistant_turns} assistant turns, {r.rows} rows"
+    )
 
 
 def _sizes(value: str | None) -> tuple[int, ...]:
@@ -165,18 +236,43 @@ def _sizes(value: str | None) -> tuple[int, ...]:
         try:
             out.append(int(float(p[:-1]) * mult[p[-1]]) if p and p[-1] in mult else int(p))
         except ValueError:
-            raise click.BadParameter(f"{part!r} is not a size like 65536, 64k or 2M", param_hint="--cache-sizes") from None
+            raise click.BadParameter(
+                f"{part!r} is not a size like 65536, 64k or 2M", param_hint="--cache-sizes"
+            ) from None
     return tuple(out)
 
 
 @traces_group.command("stats")
 @click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("--tokenizer", default=None, help="Count tokens with NAME or NAME:PATH (default: the shards' token columns, else characters).")
+@click.option(
+    "--tokenizer",
+    default=None,
+    help="Count tokens with NAME or NAME:PATH (default: the shards' token columns, else characters).",
+)
 @click.option("--out", default=None, type=click.Path(file_okay=False), help="Folder for stats.json and the PNG plots.")
-@click.option("--block-size", default=64, show_default=True, type=click.IntRange(min=1), help="KV-cache block size in units (prefix reuse is counted in whole blocks).")
-@click.option("--concurrency", "-c", default=32, show_default=True, type=click.IntRange(min=1), help="Users replaying closed loop in the LRU cache simulation.")
-@click.option("--cache-sizes", default=None, help="LRU cache sizes in units, comma-separated (64k, 2M); default: ten doublings up to 'holds everything'.")
-def traces_stats(shards_dir: str, tokenizer: str | None, out: str | None, block_size: int, concurrency: int, cache_sizes: str | None) -> None:
+@click.option(
+    "--block-size",
+    default=64,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="KV-cache block size in units (prefix reuse is counted in whole blocks).",
+)
+@click.option(
+    "--concurrency",
+    "-c",
+    default=32,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Users replaying closed loop in the LRU cache simulation.",
+)
+@click.option(
+    "--cache-sizes",
+    default=None,
+    help="LRU cache sizes in units, comma-separated (64k, 2M); default: ten doublings up to 'holds everything'.",
+)
+def traces_stats(
+    shards_dir: str, tokenizer: str | None, out: str | None, block_size: int, concurrency: int, cache_sizes: str | None
+) -> None:
     """Lengths, context growth, delays and prefix reuse (ideal and LRU) of built shards."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -185,7 +281,15 @@ def traces_stats(shards_dir: str, tokenizer: str | None, out: str | None, block_
 
     opts = StatsOptions(block_size=block_size, concurrency=concurrency, cache_sizes=_sizes(cache_sizes))
     counter = _load_counter(tokenizer)
-    with Progress(TextColumn("analysing"), BarColumn(), MofNCompleteColumn(), TextColumn("turns"), TimeElapsedColumn(), transient=True, disable=not sys.stderr.isatty()) as bar:
+    with Progress(
+        TextColumn("analysing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("turns"),
+        TimeElapsedColumn(),
+        transient=True,
+        disable=not sys.stderr.isatty(),
+    ) as bar:
         task = bar.add_task("stats", total=traces.Shards(shards_dir).manifest.counts.client_turns)
         result = analyse(shards_dir, out, tokenizer=counter, options=opts, progress=lambda n: bar.advance(task, n))
     console = Console()
@@ -197,20 +301,62 @@ def traces_stats(shards_dir: str, tokenizer: str | None, out: str | None, block_
 
 @traces_group.command("card")
 @click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="The card to write, e.g. data_cards/NAME.md (plots go to img/ beside it).")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The card to write, e.g. data_cards/NAME.md (plots go to img/ beside it).",
+)
 @click.option("--license", "license_", default="unknown", show_default=True, help="Licence of the dataset (SPDX id).")
 @click.option("--version", "version", default="1", show_default=True, help="Dataset version.")
 @click.option("--summary", default=None, help="Summary paragraph (default: generated from the counts).")
-@click.option("--build", "build", multiple=True, help="A command that rebuilds the shards, recorded in the card (repeatable, in order).")
+@click.option(
+    "--build",
+    "build",
+    multiple=True,
+    help="A command that rebuilds the shards, recorded in the card (repeatable, in order).",
+)
 @click.option("--tokenizer", default=None, help="Count tokens with NAME or NAME:PATH for the statistics.")
-@click.option("--block-size", default=64, show_default=True, type=click.IntRange(min=1), help="KV-cache block size of the reuse statistics.")
-@click.option("--concurrency", "-c", default=32, show_default=True, type=click.IntRange(min=1), help="Users of the LRU cache simulation.")
-def traces_card(shards_dir: str, out: str, license_: str, version: str, summary: str | None, build: tuple[str, ...], tokenizer: str | None, block_size: int, concurrency: int) -> None:
+@click.option(
+    "--block-size",
+    default=64,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="KV-cache block size of the reuse statistics.",
+)
+@click.option(
+    "--concurrency",
+    "-c",
+    default=32,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Users of the LRU cache simulation.",
+)
+def traces_card(
+    shards_dir: str,
+    out: str,
+    license_: str,
+    version: str,
+    summary: str | None,
+    build: tuple[str, ...],
+    tokenizer: str | None,
+    block_size: int,
+    concurrency: int,
+) -> None:
     """Write the data card of built shards: YAML front matter from the manifest, fixed sections, plots."""
     from traces.analysis import StatsOptions
 
     opts = StatsOptions(block_size=block_size, concurrency=concurrency)
-    path = traces.write_card(shards_dir, out, version=version, license=license_, summary=summary, build=build, tokenizer=_load_counter(tokenizer), options=opts)
+    path = traces.write_card(
+        shards_dir,
+        out,
+        version=version,
+        license=license_,
+        summary=summary,
+        build=build,
+        tokenizer=_load_counter(tokenizer),
+        options=opts,
+    )
     click.echo(f"wrote {path}")
 
 
@@ -253,16 +399,30 @@ class RunOptions:
         from replay.sim import config_from_args
 
         return replay.RunConfig(
-            shards=self.shards_dir, endpoint=self.endpoint, profile=self.profile, model=self.model, concurrency=concurrency,
-            num_trajectories=self.num_trajectories, inject_delays=not self.no_delays, stop_at_window_end=self.stop_at_window_end,
-            turn_timeout=self.turn_timeout, drain_timeout=self.drain_timeout,
-            headers=() if self.no_session_header else (self.headers or replay.DEFAULT_HEADERS), workers=self.workers, out=out,
-            overwrite=self.overwrite if overwrite is None else overwrite, tokenizer=self.tokenizer,
+            shards=self.shards_dir,
+            endpoint=self.endpoint,
+            profile=self.profile,
+            model=self.model,
+            concurrency=concurrency,
+            num_trajectories=self.num_trajectories,
+            inject_delays=not self.no_delays,
+            stop_at_window_end=self.stop_at_window_end,
+            turn_timeout=self.turn_timeout,
+            drain_timeout=self.drain_timeout,
+            headers=() if self.no_session_header else (self.headers or replay.DEFAULT_HEADERS),
+            workers=self.workers,
+            out=out,
+            overwrite=self.overwrite if overwrite is None else overwrite,
+            tokenizer=self.tokenizer,
             api_key=os.environ.get(self.api_key_env) or None,
             sim=config_from_args(shlex.split(self.sim_args)) if self.sim_args.strip() else None,
-            max_completion_tokens=self.max_completion_tokens, skip_preflight=self.skip_preflight,
-            limits=replay.ResponseLimits(max_header_bytes=self.max_header_kb << 10, max_event_bytes=self.max_event_mb << 20,
-                                         max_response_bytes=self.max_response_mb << 20),
+            max_completion_tokens=self.max_completion_tokens,
+            skip_preflight=self.skip_preflight,
+            limits=replay.ResponseLimits(
+                max_header_bytes=self.max_header_kb << 10,
+                max_event_bytes=self.max_event_mb << 20,
+                max_response_bytes=self.max_response_mb << 20,
+            ),
         )
 
 
@@ -273,26 +433,109 @@ def run_options(f: F) -> F:
     """Add the shared options to a command and hand it one `RunOptions` (as `opts`)."""
     options = [
         click.argument("shards_dir", type=click.Path(exists=True, file_okay=False)),
-        click.option("--endpoint", default=None, help="Base URL of an OpenAI-compatible server (default: start the embedded simulator)."),
-        click.option("--profile", default="kimi-k3", show_default=True, type=click.Choice(sorted(traces.profiles())), help="Model profile: fixed sampling parameters (docs/requests.md)."),
+        click.option(
+            "--endpoint",
+            default=None,
+            help="Base URL of an OpenAI-compatible server (default: start the embedded simulator).",
+        ),
+        click.option(
+            "--profile",
+            default="kimi-k3",
+            show_default=True,
+            type=click.Choice(sorted(traces.profiles())),
+            help="Model profile: fixed sampling parameters (docs/requests.md).",
+        ),
         click.option("--model", default=None, help="Served model name, if not the profile's."),
-        click.option("--trajectories", "num_trajectories", default=None, type=click.IntRange(min=1), help="Trajectory instances to start (default: one pass over the shards)."),
+        click.option(
+            "--trajectories",
+            "num_trajectories",
+            default=None,
+            type=click.IntRange(min=1),
+            help="Trajectory instances to start (default: one pass over the shards).",
+        ),
         click.option("--no-delays", is_flag=True, help="Skip the recorded inter-turn delays (not official)."),
-        click.option("--stop-at-window-end", is_flag=True, help="Stop issuing when the performance window closes (stop_issuing_on_first_user_complete; not official)."),
-        click.option("--turn-timeout", default=600.0, show_default=True, type=click.FloatRange(min=0, min_open=True), help="Seconds per turn; a timed-out request is cancelled."),
-        click.option("--drain-timeout", default=10.0, show_default=True, type=click.FloatRange(min=0), help="After Ctrl-C, seconds in-flight turns may finish before they are cancelled."),
-        click.option("--header", "headers", multiple=True, help="Session header name carrying the logical id (repeatable; default X-Session-ID)."),
+        click.option(
+            "--stop-at-window-end",
+            is_flag=True,
+            help="Stop issuing when the performance window closes (stop_issuing_on_first_user_complete; not official).",
+        ),
+        click.option(
+            "--turn-timeout",
+            default=600.0,
+            show_default=True,
+            type=click.FloatRange(min=0, min_open=True),
+            help="Seconds per turn; a timed-out request is cancelled.",
+        ),
+        click.option(
+            "--drain-timeout",
+            default=10.0,
+            show_default=True,
+            type=click.FloatRange(min=0),
+            help="After Ctrl-C, seconds in-flight turns may finish before they are cancelled.",
+        ),
+        click.option(
+            "--header",
+            "headers",
+            multiple=True,
+            help="Session header name carrying the logical id (repeatable; default X-Session-ID).",
+        ),
         click.option("--no-session-header", is_flag=True, help="Send no session header."),
-        click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes sharing the slots (1 = in-process)."),
+        click.option(
+            "--workers",
+            default=1,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help="Worker processes sharing the slots (1 = in-process).",
+        ),
         click.option("--overwrite", is_flag=True, help="Reuse an existing run folder."),
-        click.option("--tokenizer", default=None, help="Count output tokens client-side with NAME or NAME:PATH when the server sends no usage."),
-        click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True, help="Environment variable holding the bearer token; the key is never written anywhere."),
-        click.option("--sim-args", default="", help="Options of the embedded simulator, e.g. \"--osl-mean 64 --seed 1\" (see `trajbench serve-sim --help`)."),
-        click.option("--max-completion-tokens", default=None, type=click.IntRange(min=1), help="Override the profile's output cap (e.g. a tiny model in CI; not official)."),
-        click.option("--skip-preflight", is_flag=True, help="Start without first checking the endpoint (models list and one tiny request)."),
-        click.option("--max-response-mb", default=64, show_default=True, type=click.IntRange(min=1), help="Cap on everything one turn's response may send; beyond it the turn fails (too_large)."),
-        click.option("--max-event-mb", default=8, show_default=True, type=click.IntRange(min=1), help="Cap on one SSE line or event of a response (too_large beyond it)."),
-        click.option("--max-header-kb", default=64, show_default=True, type=click.IntRange(min=1), help="Cap on a response's status line and headers (too_large beyond it)."),
+        click.option(
+            "--tokenizer",
+            default=None,
+            help="Count output tokens client-side with NAME or NAME:PATH when the server sends no usage.",
+        ),
+        click.option(
+            "--api-key-env",
+            default="OPENAI_API_KEY",
+            show_default=True,
+            help="Environment variable holding the bearer token; the key is never written anywhere.",
+        ),
+        click.option(
+            "--sim-args",
+            default="",
+            help='Options of the embedded simulator, e.g. "--osl-mean 64 --seed 1" (see `trajbench serve-sim --help`).',
+        ),
+        click.option(
+            "--max-completion-tokens",
+            default=None,
+            type=click.IntRange(min=1),
+            help="Override the profile's output cap (e.g. a tiny model in CI; not official).",
+        ),
+        click.option(
+            "--skip-preflight",
+            is_flag=True,
+            help="Start without first checking the endpoint (models list and one tiny request).",
+        ),
+        click.option(
+            "--max-response-mb",
+            default=64,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help="Cap on everything one turn's response may send; beyond it the turn fails (too_large).",
+        ),
+        click.option(
+            "--max-event-mb",
+            default=8,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help="Cap on one SSE line or event of a response (too_large beyond it).",
+        ),
+        click.option(
+            "--max-header-kb",
+            default=64,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help="Cap on a response's status line and headers (too_large beyond it).",
+        ),
     ]
 
     @functools.wraps(f)
@@ -334,8 +577,17 @@ def _exit_codes(f: F) -> F:
 
 @replay_group.command("run")
 @run_options
-@click.option("--concurrency", "-c", default=1, show_default=True, type=click.IntRange(min=1), help="Slots (simulated users), each with at most one request in flight.")
-@click.option("--out", default=None, type=click.Path(file_okay=False), help="Run folder (default: trajbench-runs/<time>-c<C>).")
+@click.option(
+    "--concurrency",
+    "-c",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Slots (simulated users), each with at most one request in flight.",
+)
+@click.option(
+    "--out", default=None, type=click.Path(file_okay=False), help="Run folder (default: trajbench-runs/<time>-c<C>)."
+)
 @_exit_codes
 def replay_run(opts: RunOptions, concurrency: int, out: str | None) -> None:
     """Replay SHARDS_DIR closed-loop and write a run folder (records, summary, report), then
@@ -353,10 +605,16 @@ def replay_run(opts: RunOptions, concurrency: int, out: str | None) -> None:
 
 @replay_group.command("sweep")
 @run_options
-@click.option("--concurrency", "-c", "concurrency_list", default=None, help="Comma-separated concurrencies, e.g. 1,2,4,8,16.")
-@click.option("--regions", is_flag=True, help="Place >= 7 points over log2 regions up to --max-concurrency (1 + 3 + 3).")
+@click.option(
+    "--concurrency", "-c", "concurrency_list", default=None, help="Comma-separated concurrencies, e.g. 1,2,4,8,16."
+)
+@click.option(
+    "--regions", is_flag=True, help="Place >= 7 points over log2 regions up to --max-concurrency (1 + 3 + 3)."
+)
 @click.option("--max-concurrency", default=64, show_default=True, type=click.IntRange(min=1), help="Top of --regions.")
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="Sweep folder; rerun the same command to resume it.")
+@click.option(
+    "--out", required=True, type=click.Path(file_okay=False), help="Sweep folder; rerun the same command to resume it."
+)
 @_exit_codes
 def replay_sweep(opts: RunOptions, concurrency_list: str | None, regions: bool, max_concurrency: int, out: str) -> None:
     """One full replay per concurrency (each scored for accuracy), resumable; then `trajbench report`.
@@ -366,27 +624,89 @@ def replay_sweep(opts: RunOptions, concurrency_list: str | None, regions: bool, 
     command resumes the sweep, rerunning that point."""
     if regions == (concurrency_list is not None):
         raise click.UsageError("give exactly one of --concurrency LIST or --regions")
-    levels = replay.region_concurrencies(max_concurrency) if regions else replay.parse_concurrencies(concurrency_list or "")
+    levels = (
+        replay.region_concurrencies(max_concurrency) if regions else replay.parse_concurrencies(concurrency_list or "")
+    )
     # overwrite: a sweep manages its own point folders
     folder = asyncio.run(jobs.scored_sweep(opts.config(1, None, overwrite=True), levels, out, echo=click.echo))
     click.echo(f"sweep folder: {folder}  (next: trajbench report {folder} --out REPORT_DIR)")
 
 
 @replay_group.command("calibrate")
-@click.option("--concurrency", "-c", default=128, show_default=True, type=click.IntRange(min=1), help="Streams in flight at once (split over the workers).")
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1), help="Measure our client with 1..W worker processes (scaling).")
-@click.option("--turns", default=2048, show_default=True, type=click.IntRange(min=1), help="Turns per throughput run (the timing run uses half).")
-@click.option("--tokens-per-turn", default=256, show_default=True, type=click.IntRange(min=1), help="Mean streamed content chunks per turn (the server spreads lengths ±50 %).")
-@click.option("--compare", multiple=True, type=click.Choice(["agentic-bench", "httpx-default", "none", "trajbench-uvloop"]), help="Also run this client side by side (repeatable).")
-@click.option("--compare-python", default=None, type=click.Path(dir_okay=False), help="Interpreter with agentic-bench installed (default: this one).")
-@click.option("--loop", default="asyncio", show_default=True, type=click.Choice(["asyncio", "uvloop"]), help="Event loop of our client processes (uvloop: extra trajbench[uvloop]).")
-@click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Also write the rows as JSON here.")
-def replay_calibrate(concurrency: int, workers: int, turns: int, tokens_per_turn: int, compare: tuple[str, ...], compare_python: str | None, loop: str | None, json_out: str | None) -> None:
+@click.option(
+    "--concurrency",
+    "-c",
+    default=128,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Streams in flight at once (split over the workers).",
+)
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Measure our client with 1..W worker processes (scaling).",
+)
+@click.option(
+    "--turns",
+    default=2048,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Turns per throughput run (the timing run uses half).",
+)
+@click.option(
+    "--tokens-per-turn",
+    default=256,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Mean streamed content chunks per turn (the server spreads lengths ±50 %).",
+)
+@click.option(
+    "--compare",
+    multiple=True,
+    type=click.Choice(["agentic-bench", "httpx-default", "none", "trajbench-uvloop"]),
+    help="Also run this client side by side (repeatable).",
+)
+@click.option(
+    "--compare-python",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Interpreter with agentic-bench installed (default: this one).",
+)
+@click.option(
+    "--loop",
+    default="asyncio",
+    show_default=True,
+    type=click.Choice(["asyncio", "uvloop"]),
+    help="Event loop of our client processes (uvloop: extra trajbench[uvloop]).",
+)
+@click.option(
+    "--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Also write the rows as JSON here."
+)
+def replay_calibrate(
+    concurrency: int,
+    workers: int,
+    turns: int,
+    tokens_per_turn: int,
+    compare: tuple[str, ...],
+    compare_python: str | None,
+    loop: str | None,
+    json_out: str | None,
+) -> None:
     """Measure the harness's own limits against a zero-latency loopback server."""
     from replay.calibrate import calibrate, format_rows, rows_to_json
 
-    rows = calibrate(concurrency=concurrency, workers=workers, turns=turns, tokens=tokens_per_turn, compare=compare,
-                     compare_python=compare_python, loop=loop, echo=lambda s: click.echo(s, err=True))
+    rows = calibrate(
+        concurrency=concurrency,
+        workers=workers,
+        turns=turns,
+        tokens=tokens_per_turn,
+        compare=compare,
+        compare_python=compare_python,
+        loop=loop,
+        echo=lambda s: click.echo(s, err=True),
+    )
     for line in format_rows(rows):
         click.echo(line)
     if json_out:
@@ -399,13 +719,23 @@ def eval_group() -> None:
     """Accuracy gates (inline, OSL, SWE-bench) and the compliance check of a submission."""
 
 
-SHARDS_OVERRIDE = click.option("--shards", default=None, type=click.Path(exists=True, file_okay=False), help="Shard folder the run replayed, if not the one named in run.json.")
+SHARDS_OVERRIDE = click.option(
+    "--shards",
+    default=None,
+    type=click.Path(exists=True, file_okay=False),
+    help="Shard folder the run replayed, if not the one named in run.json.",
+)
 
 
 @eval_group.command("inline")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 @SHARDS_OVERRIDE
-@click.option("--rules", default=None, type=click.Path(exists=True, dir_okay=False), help="Scoring rules JSON (default: the official eval/data/scoring.json).")
+@click.option(
+    "--rules",
+    default=None,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Scoring rules JSON (default: the official eval/data/scoring.json).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print scores.json's summary (without per_turn) as JSON.")
 def eval_inline(run_dir: str, shards: str | None, rules: str | None, as_json: bool) -> None:
     """Inline accuracy of RUN_DIR (docs/accuracy.md) from its records; writes RUN_DIR/scores.json.
@@ -431,9 +761,18 @@ def _warn_partial(run_dir: str) -> None:
 
 @eval_group.command("osl")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("--profile", default=None, type=click.Choice(sorted(traces.profiles())), help="Model profile whose band applies (default: the run's).")
+@click.option(
+    "--profile",
+    default=None,
+    type=click.Choice(sorted(traces.profiles())),
+    help="Model profile whose band applies (default: the run's).",
+)
 @SHARDS_OVERRIDE
-@click.option("--tokenizer", default=None, help="Count output tokens as the reference does with this tokenizer (NAME or NAME:PATH); default: the run's counts, else the profile's tokenizer when it loads offline, else server usage.")
+@click.option(
+    "--tokenizer",
+    default=None,
+    help="Count output tokens as the reference does with this tokenizer (NAME or NAME:PATH); default: the run's counts, else the profile's tokenizer when it loads offline, else server usage.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def eval_osl(run_dir: str, profile: str | None, shards: str | None, tokenizer: str | None, as_json: bool) -> None:
     """Mean output tokens per turn of RUN_DIR against the profile's band; writes osl.json.
@@ -450,11 +789,28 @@ def eval_osl(run_dir: str, profile: str | None, shards: str | None, tokenizer: s
 
 @eval_group.command("check")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
-@click.option("--swebench", "swebench", multiple=True, type=click.Path(exists=True, file_okay=False), help="A SWE-bench result folder (repeatable; 4 region runs needed).")
-@click.option("--expected-hash", default=None, help="The official dataset's manifest content hash (default: eval/data/official.json).")
-@click.option("--profile", default=None, type=click.Choice(sorted(traces.profiles())), help="The submission's model profile (default: the runs').")
+@click.option(
+    "--swebench",
+    "swebench",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="A SWE-bench result folder (repeatable; 4 region runs needed).",
+)
+@click.option(
+    "--expected-hash",
+    default=None,
+    help="The official dataset's manifest content hash (default: eval/data/official.json).",
+)
+@click.option(
+    "--profile",
+    default=None,
+    type=click.Choice(sorted(traces.profiles())),
+    help="The submission's model profile (default: the runs').",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
-def eval_check(run_dirs: tuple[str, ...], swebench: tuple[str, ...], expected_hash: str | None, profile: str | None, as_json: bool) -> None:
+def eval_check(
+    run_dirs: tuple[str, ...], swebench: tuple[str, ...], expected_hash: str | None, profile: str | None, as_json: bool
+) -> None:
     """Compliance of a submission (docs/compliance.md): every check of every run folder RUN_DIRS."""
     checks = evaluation.check_submission(run_dirs, swebench=swebench, expected_hash=expected_hash, profile=profile)
     if as_json:
@@ -473,32 +829,128 @@ def eval_check(run_dirs: tuple[str, ...], swebench: tuple[str, ...], expected_ha
 
 
 @eval_group.command("swebench")
-@click.option("--dataset", required=True, type=click.Path(), help="Local Parquet/JSONL copy of the SWE-bench Verified test split (nothing is downloaded).")
-@click.option("--endpoint", required=True, help="OpenAI-compatible base URL, e.g. http://host:8000 (with or without /v1).")
-@click.option("--profile", required=True, type=click.Choice(sorted(traces.profiles())), help="Model profile: sampling parameters, agent template, threshold.")
-@click.option("--instances", default=200, show_default=True, type=click.IntRange(min=1), help="The first N instances, in dataset order.")
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1), help="Instances run (and graded) at once.")
-@click.option("--runtime", type=click.Choice(sorted(SWEBENCH_RUNTIMES)), default="docker", show_default=True, help="docker: per-instance containers (official). local: NOT isolated, only when given explicitly.")
-@click.option("--repos", default=None, type=click.Path(exists=True, file_okay=False), help="--runtime local: folder of task repositories (DIR/<instance_id> or DIR/<owner>__<name>).")
-@click.option("--out", default="swebench-out", show_default=True, type=click.Path(file_okay=False), help="Run folder (may be a replay run folder: scores.json is merged).")
-@click.option("--resume", is_flag=True, help="Continue the run in --out: skip graded instances, grade finished ones, rerun the rest.")
+@click.option(
+    "--dataset",
+    required=True,
+    type=click.Path(),
+    help="Local Parquet/JSONL copy of the SWE-bench Verified test split (nothing is downloaded).",
+)
+@click.option(
+    "--endpoint", required=True, help="OpenAI-compatible base URL, e.g. http://host:8000 (with or without /v1)."
+)
+@click.option(
+    "--profile",
+    required=True,
+    type=click.Choice(sorted(traces.profiles())),
+    help="Model profile: sampling parameters, agent template, threshold.",
+)
+@click.option(
+    "--instances",
+    default=200,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="The first N instances, in dataset order.",
+)
+@click.option(
+    "--workers", default=1, show_default=True, type=click.IntRange(min=1), help="Instances run (and graded) at once."
+)
+@click.option(
+    "--runtime",
+    type=click.Choice(sorted(SWEBENCH_RUNTIMES)),
+    default="docker",
+    show_default=True,
+    help="docker: per-instance containers (official). local: NOT isolated, only when given explicitly.",
+)
+@click.option(
+    "--repos",
+    default=None,
+    type=click.Path(exists=True, file_okay=False),
+    help="--runtime local: folder of task repositories (DIR/<instance_id> or DIR/<owner>__<name>).",
+)
+@click.option(
+    "--out",
+    default="swebench-out",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Run folder (may be a replay run folder: scores.json is merged).",
+)
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Continue the run in --out: skip graded instances, grade finished ones, rerun the rest.",
+)
 @click.option("--model", default=None, help="Served model name, if not the profile's.")
-@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True, help="Environment variable holding the endpoint's API key (never written anywhere).")
-@click.option("--concurrency", default=None, type=click.IntRange(min=1), help="The replay concurrency (Pareto point / region) this run accompanies; recorded in the summary.")
-@click.option("--step-limit", default=None, type=click.IntRange(min=1), help="Agent step limit (default: mini-swe-agent's SWE-bench config).")
-@click.option("--test-timeout", default=1800, show_default=True, type=click.IntRange(min=1), help="Seconds for one instance's tests.")
-def eval_swebench(dataset: str, endpoint: str, profile: str, instances: int, workers: int, runtime: str, repos: str | None, out: str, resume: bool, model: str | None, api_key_env: str, concurrency: int | None, step_limit: int | None, test_timeout: int) -> None:
+@click.option(
+    "--api-key-env",
+    default="OPENAI_API_KEY",
+    show_default=True,
+    help="Environment variable holding the endpoint's API key (never written anywhere).",
+)
+@click.option(
+    "--concurrency",
+    default=None,
+    type=click.IntRange(min=1),
+    help="The replay concurrency (Pareto point / region) this run accompanies; recorded in the summary.",
+)
+@click.option(
+    "--step-limit",
+    default=None,
+    type=click.IntRange(min=1),
+    help="Agent step limit (default: mini-swe-agent's SWE-bench config).",
+)
+@click.option(
+    "--test-timeout",
+    default=1800,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Seconds for one instance's tests.",
+)
+def eval_swebench(
+    dataset: str,
+    endpoint: str,
+    profile: str,
+    instances: int,
+    workers: int,
+    runtime: str,
+    repos: str | None,
+    out: str,
+    resume: bool,
+    model: str | None,
+    api_key_env: str,
+    concurrency: int | None,
+    step_limit: int | None,
+    test_timeout: int,
+) -> None:
     """Standalone SWE-bench Verified run (docs/accuracy.md): mini-swe-agent against ENDPOINT, graded by
     the swebench harness. Needs `pip install 'trajbench[swebench]'`."""
     from eval.swebench import RichReporter, SwebenchOptions, run_swebench
 
-    opts = SwebenchOptions(dataset=dataset, endpoint=endpoint, profile=profile, out=out, instances=instances, workers=workers, runtime=runtime, repos=repos, resume=resume, model=model, api_key_env=api_key_env, concurrency=concurrency, step_limit=step_limit, test_timeout=test_timeout)
+    opts = SwebenchOptions(
+        dataset=dataset,
+        endpoint=endpoint,
+        profile=profile,
+        out=out,
+        instances=instances,
+        workers=workers,
+        runtime=runtime,
+        repos=repos,
+        resume=resume,
+        model=model,
+        api_key_env=api_key_env,
+        concurrency=concurrency,
+        step_limit=step_limit,
+        test_timeout=test_timeout,
+    )
     with RichReporter(disable=not sys.stderr.isatty()) as reporter:
         s = run_swebench(opts, echo=click.echo, reporter=reporter)
-    click.echo(f"SWE-bench {s['profile']} ({s['runtime']}): {s['resolved']}/{s['instances']} resolved = {100 * s['score']:.2f}%, {s['unresolved']} unresolved, {s['incomplete']} incomplete")
+    click.echo(
+        f"SWE-bench {s['profile']} ({s['runtime']}): {s['resolved']}/{s['instances']} resolved = {100 * s['score']:.2f}%, {s['unresolved']} unresolved, {s['incomplete']} incomplete"
+    )
     if s["incomplete"]:
         todo = [i for i, status in s["results"].items() if status == "incomplete"]
-        click.echo(f"incomplete (not counted as resolved; see <id>/agent.log, rerun with --resume): {', '.join(todo[:20])}{' …' if len(todo) > 20 else ''}")
+        click.echo(
+            f"incomplete (not counted as resolved; see <id>/agent.log, rerun with --resume): {', '.join(todo[:20])}{' …' if len(todo) > 20 else ''}"
+        )
     click.echo(f"wrote {Path(out) / 'swebench_summary.json'} and the swebench line of {Path(out) / 'scores.json'}")
 
 
@@ -514,7 +966,9 @@ def eval_swebench_mean(run_dirs: tuple[str, ...]) -> None:
     for d, score, resolved, n, incomplete in res.runs:
         click.echo(f"{d}: {resolved}/{n} = {100 * score:.2f}%" + (f" ({incomplete} incomplete)" if incomplete else ""))
     thr = "none" if res.threshold is None else f"{100 * res.threshold:.2f}%"
-    click.echo(f"mean {100 * res.mean:.2f}% over {len(res.runs)} run(s); {res.profile} threshold {thr}: {'pass' if res.passed else 'FAIL'}")
+    click.echo(
+        f"mean {100 * res.mean:.2f}% over {len(res.runs)} run(s); {res.profile} threshold {thr}: {'pass' if res.passed else 'FAIL'}"
+    )
     for note in res.notes:
         click.echo(f"note: {note}")
     if not res.passed:
@@ -552,11 +1006,22 @@ def profiles_cmd(as_json: bool) -> None:
     def pct(x: float | None) -> str:
         return "-" if x is None else f">= {100 * x:.2f}%"
 
-    table = Table("profile", "served model", "tokenizer", "request parameters", "inline", "OSL/turn", "SWE-bench", "SWE template")
+    table = Table(
+        "profile", "served model", "tokenizer", "request parameters", "inline", "OSL/turn", "SWE-bench", "SWE template"
+    )
     for name, p in profs.items():
         params = "\n".join(f"{k}={json.dumps(v)}" for k, v in p.request_params().items())
         t = p.thresholds
-        table.add_row(name, p.served_model_name, p.tokenizer, params, pct(t.inline), band(t.osl_min, t.osl_max), pct(t.swebench), p.swebench_template)
+        table.add_row(
+            name,
+            p.served_model_name,
+            p.tokenizer,
+            params,
+            pct(t.inline),
+            band(t.osl_min, t.osl_max),
+            pct(t.swebench),
+            p.swebench_template,
+        )
     Console(width=max(140, Console().width)).print(table)
 
 
@@ -575,11 +1040,27 @@ def _label_dirs(dirs: tuple[str, ...], labels: tuple[str, ...]) -> list[tuple[st
 
 @cli.command("report")
 @click.argument("dirs", nargs=-1, type=click.Path(exists=True, file_okay=False))
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for report.html, PNGs and points.csv/json.")
-@click.option("--label", "labels", multiple=True, metavar="NAME=DIR", help="Name a system's run or sweep folder (repeatable).")
-@click.option("--cost-per-hour", type=click.FloatRange(min=0, min_open=True), default=None, help="System cost in $/h: adds tok/s per dollar-hour.")
-@click.option("--power-watts", type=click.FloatRange(min=0, min_open=True), default=None, help="System power in W: adds tok/s per watt.")
-def report(dirs: tuple[str, ...], out: str, labels: tuple[str, ...], cost_per_hour: float | None, power_watts: float | None) -> None:
+@click.option(
+    "--out", required=True, type=click.Path(file_okay=False), help="Folder for report.html, PNGs and points.csv/json."
+)
+@click.option(
+    "--label", "labels", multiple=True, metavar="NAME=DIR", help="Name a system's run or sweep folder (repeatable)."
+)
+@click.option(
+    "--cost-per-hour",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="System cost in $/h: adds tok/s per dollar-hour.",
+)
+@click.option(
+    "--power-watts",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="System power in W: adds tok/s per watt.",
+)
+def report(
+    dirs: tuple[str, ...], out: str, labels: tuple[str, ...], cost_per_hour: float | None, power_watts: float | None
+) -> None:
     """Pareto step curve and comparison report from run or sweep folders DIRS."""
     inputs = _label_dirs(dirs, labels)
     if not inputs:
@@ -595,12 +1076,21 @@ def _sim_options(command: F) -> F:
 
     for opt in reversed(OPTIONS):
         kind = click.Choice(opt.choices) if opt.choices else opt.kind
-        command = click.option(f"--{opt.name}", opt.dest, type=kind, default=None, metavar=opt.metavar, help=f"{opt.help} [default: {opt.shown_default}]")(command)
+        command = click.option(
+            f"--{opt.name}",
+            opt.dest,
+            type=kind,
+            default=None,
+            metavar=opt.metavar,
+            help=f"{opt.help} [default: {opt.shown_default}]",
+        )(command)
     return command
 
 
 @cli.command("serve-sim")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind (loopback unless told otherwise).")
+@click.option(
+    "--host", default="127.0.0.1", show_default=True, help="Interface to bind (loopback unless told otherwise)."
+)
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port (0 = a free one).")
 @_sim_options
 def serve_sim(host: str, port: int, **options: object) -> None:
@@ -608,12 +1098,25 @@ def serve_sim(host: str, port: int, **options: object) -> None:
     from replay.sim import config_from_options, serve
 
     config = config_from_options(options)
-    serve(config, host, port, ready=lambda url: click.echo(f"trajbench-sim ({config.answers} answers, {config.replicas} replica(s), router {config.router}) listening on {url}  (Ctrl+C to stop)"))
+    serve(
+        config,
+        host,
+        port,
+        ready=lambda url: click.echo(
+            f"trajbench-sim ({config.answers} answers, {config.replicas} replica(s), router {config.router}) listening on {url}  (Ctrl+C to stop)"
+        ),
+    )
 
 
 # ---------------------------------------------------------------- demo
 @cli.command("demo")
-@click.option("--out", default="demo-out", show_default=True, type=click.Path(file_okay=False), help="Folder for everything the demo writes.")
+@click.option(
+    "--out",
+    default="demo-out",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Folder for everything the demo writes.",
+)
 def demo(out: str) -> None:
     """The main job end to end, offline, in about a minute: synthetic traces → shards →
     concurrency sweep against the embedded simulator → accuracy gates → Pareto report."""

@@ -14,9 +14,9 @@ accuracy gates pass and the numbers show only the serving trade-off.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 import replay
 import traces
@@ -44,7 +44,12 @@ class PointVerdict:
 
     @property
     def passed(self) -> bool:
-        return self.scores is not None and self.osl is not None and self.scores.passed is not False and self.osl.passed is not False
+        return (
+            self.scores is not None
+            and self.osl is not None
+            and self.scores.passed is not False
+            and self.osl.passed is not False
+        )
 
     def lines(self) -> list[str]:
         out = inline_lines(self.scores) if self.scores is not None else []
@@ -93,9 +98,13 @@ async def scored_sweep(base: RunConfig, concurrencies: Sequence[int], out: str |
     return await replay.run_sweep(base, concurrencies, out, after_point=after_point, echo=echo)
 
 
-def build_report(inputs: list[tuple[str, Path]], out: Path, *, cost_per_hour: float | None = None, power_watts: float | None = None) -> Path:
+def build_report(
+    inputs: list[tuple[str, Path]], out: Path, *, cost_per_hour: float | None = None, power_watts: float | None = None
+) -> Path:
     """The Pareto report, every point drawn with its accuracy verdicts."""
-    return replay.build_report(inputs, out, cost_per_hour=cost_per_hour, power_watts=power_watts, gates_of=gate_verdicts)
+    return replay.build_report(
+        inputs, out, cost_per_hour=cost_per_hour, power_watts=power_watts, gates_of=gate_verdicts
+    )
 
 
 async def run_demo(out: str, echo: Echo = print, *, scale: float = 0.01) -> Path:
@@ -103,17 +112,30 @@ async def run_demo(out: str, echo: Echo = print, *, scale: float = 0.01) -> Path
     out_dir.mkdir(parents=True, exist_ok=True)
     src = out_dir / "synthetic.jsonl.zst"
     made = synthesize(src, seed=0, scale=scale)
-    echo(f"[1/5] synthesised {made.trajectories} trajectories ({made.coding} coding, {made.workflow} workflow), {made.client_turns} client turns -> {src}")
+    echo(
+        f"[1/5] synthesised {made.trajectories} trajectories ({made.coding} coding, {made.workflow} workflow), {made.client_turns} client turns -> {src}"
+    )
     n_traj, n_turns, errors = traces.validate_sources([str(src)], "mlperf-jsonl")
     if errors:
         raise traces.TraceValidationErrors(errors)
     shards_dir = out_dir / "shards"
-    result = traces.build_shards([str(src)], shards_dir, traces.BuildOptions(name="demo"), counter=load_tokenizer("qwen3.6"), overwrite=True)
-    echo(f"[2/5] validated and built {shards_dir}: {n_traj} trajectories, {n_turns} turns, salted (mlperf), content hash {result.manifest.content_hash[:16]}…")
+    result = traces.build_shards(
+        [str(src)], shards_dir, traces.BuildOptions(name="demo"), counter=load_tokenizer("qwen3.6"), overwrite=True
+    )
+    echo(
+        f"[2/5] validated and built {shards_dir}: {n_traj} trajectories, {n_turns} turns, salted (mlperf), content hash {result.manifest.content_hash[:16]}…"
+    )
     sweep_dir = out_dir / "sweep"
-    echo(f"[3/5] sweeping concurrency {', '.join(map(str, CONCURRENCIES))} against the embedded simulator (oracle answers, delays skipped, 64x time-scaled) …")
+    echo(
+        f"[3/5] sweeping concurrency {', '.join(map(str, CONCURRENCIES))} against the embedded simulator (oracle answers, delays skipped, 64x time-scaled) …"
+    )
     base = RunConfig(
-        shards=str(shards_dir), profile="kimi-k3", concurrency=1, inject_delays=False, display=False, overwrite=True,
+        shards=str(shards_dir),
+        profile="kimi-k3",
+        concurrency=1,
+        inject_delays=False,
+        display=False,
+        overwrite=True,
         sim=config_from_args(["--answers", "oracle", "--shards", str(shards_dir), *FAST_SIM]),
     )
 

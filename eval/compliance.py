@@ -13,10 +13,11 @@ gives a reason a submitter can act on; nothing here sends a request.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import traces
 from replay import RunInfo
@@ -65,12 +66,21 @@ def check_submission(
         checks.extend(_check_run(run, name, expected_hash, verified))
     name = profile or (profiles_seen.pop() if len(profiles_seen) == 1 else "")
     if not name:
-        checks.append(Check("submission", "profile", False, "the runs use different profiles; a submission is one model (pass --profile)"))
+        checks.append(
+            Check(
+                "submission",
+                "profile",
+                False,
+                "the runs use different profiles; a submission is one model (pass --profile)",
+            )
+        )
     checks.append(_check_swebench(swebench, name))
     return checks
 
 
-def _check_run(run: Run, name: str, expected_hash: str | None, verified: dict[Path, traces.Verification | traces.ShardError]) -> list[Check]:
+def _check_run(
+    run: Run, name: str, expected_hash: str | None, verified: dict[Path, traces.Verification | traces.ShardError]
+) -> list[Check]:
     point = str(run.path)  # as the user gave it: two sweeps may both have a folder "c4"
     cfg = run.config
     out: list[Check] = []
@@ -86,17 +96,36 @@ def _check_run(run: Run, name: str, expected_hash: str | None, verified: dict[Pa
     if run.profile_name != name:
         add("profile", False, f"run.json profile is {run.profile_name!r}, the submission's is {name!r}")
     salt = cfg.salt
-    add("salt", salt == "mlperf", f"salt mode {salt!r}" + ("" if salt == "mlperf" else "; official runs need mlperf (rebuild shards with --salt mlperf)"))
+    add(
+        "salt",
+        salt == "mlperf",
+        f"salt mode {salt!r}"
+        + ("" if salt == "mlperf" else "; official runs need mlperf (rebuild shards with --salt mlperf)"),
+    )
     delays = cfg.inject_delays
-    add("delays", delays, "recorded delays injected" if delays else f"inject_delays is {delays!r}; official runs inject delays (drop --no-delays)")
+    add(
+        "delays",
+        delays,
+        "recorded delays injected"
+        if delays
+        else f"inject_delays is {delays!r}; official runs inject delays (drop --no-delays)",
+    )
     stop = cfg.stop_issuing_on_first_user_complete
-    add("stop-issuing", not stop, "started trajectories run to the end" if not stop else
-        f"stop_issuing_on_first_user_complete is {stop!r}; official runs need false")
+    add(
+        "stop-issuing",
+        not stop,
+        "started trajectories run to the end"
+        if not stop
+        else f"stop_issuing_on_first_user_complete is {stop!r}; official runs need false",
+    )
     out.append(_check_trajectories(run, point))
     out.append(_check_sampling(cfg, prof, point))
     dataset = _check_hash(run, name, expected_hash, point, verified)
     if isinstance(_verify(run.shards, verified), traces.ShardError):  # its rows cannot be trusted, or read
-        out += [Check(point, check, False, "not scored: the shards do not match their manifest (see the dataset check)") for check in ("inline", "osl")]
+        out += [
+            Check(point, check, False, "not scored: the shards do not match their manifest (see the dataset check)")
+            for check in ("inline", "osl")
+        ]
         out.append(dataset)
         return out
     scores = score(run, default_rules())
@@ -104,8 +133,12 @@ def _check_run(run: Run, name: str, expected_hash: str | None, verified: dict[Pa
     if thr is None:
         add("inline", False, f"profile {name} has no official inline threshold")
     else:
-        add("inline", bool(scores.passed), f"score {_pct(scores.score)} vs >= {_pct(thr)} over {scores.turns.scored} turns "
-            f"({scores.turns.missing} missing)")
+        add(
+            "inline",
+            bool(scores.passed),
+            f"score {_pct(scores.score)} vs >= {_pct(thr)} over {scores.turns.scored} turns "
+            f"({scores.turns.missing} missing)",
+        )
     osl = osl_of(run, name)
     add("osl", osl.passed is True, osl.reason)
     out.append(dataset)
@@ -120,7 +153,12 @@ def _check_target(cfg: RunInfo, point: str) -> Check:
         return Check(point, "target", True, "a real inference server")
     if target == "simulated":
         how = cfg.target_evidence or "run.json says so"
-        return Check(point, "target", False, f"measured against trajbench's simulator ({how}); official points need a real inference server")
+        return Check(
+            point,
+            "target",
+            False,
+            f"measured against trajbench's simulator ({how}); official points need a real inference server",
+        )
     return Check(point, "target", False, f"run.json target is {target!r}, not 'real'; rerun with a current trajbench")
 
 
@@ -128,10 +166,14 @@ def _check_trajectories(run: Run, point: str) -> Check:
     size = run.shards.manifest.counts.trajectories
     n = run.config.num_trajectories
     if n <= 0 or n % size:
-        return Check(point, "trajectories", False, f"{n} trajectories is not a positive multiple of the dataset size {size}")
+        return Check(
+            point, "trajectories", False, f"{n} trajectories is not a positive multiple of the dataset size {size}"
+        )
     started = len({r.instance_id for r in run.records()})
     if started < n:
-        return Check(point, "trajectories", False, f"{started} of {n} trajectory instances were started; the run did not finish")
+        return Check(
+            point, "trajectories", False, f"{started} of {n} trajectory instances were started; the run did not finish"
+        )
     return Check(point, "trajectories", True, f"{n} = {n // size} x {size}")
 
 
@@ -146,7 +188,9 @@ def _check_sampling(cfg: RunInfo, prof: traces.Profile, point: str) -> Check:
     return Check(point, "sampling", True, f"equal to profile {prof.name}")
 
 
-def _verify(shards: traces.Shards, cache: dict[Path, traces.Verification | traces.ShardError]) -> traces.Verification | traces.ShardError:
+def _verify(
+    shards: traces.Shards, cache: dict[Path, traces.Verification | traces.ShardError]
+) -> traces.Verification | traces.ShardError:
     key = shards.path.resolve()
     if key not in cache:
         try:
@@ -156,7 +200,13 @@ def _verify(shards: traces.Shards, cache: dict[Path, traces.Verification | trace
     return cache[key]
 
 
-def _check_hash(run: Run, name: str, expected_hash: str | None, point: str, verified: dict[Path, traces.Verification | traces.ShardError]) -> Check:
+def _check_hash(
+    run: Run,
+    name: str,
+    expected_hash: str | None,
+    point: str,
+    verified: dict[Path, traces.Verification | traces.ShardError],
+) -> Check:
     """The dataset check: the shards as they are now re-hashed (files and rows), the hash the run
     recorded, the expected official hash, and the run's own check of its shards at start."""
     result = _verify(run.shards, verified)
@@ -164,23 +214,43 @@ def _check_hash(run: Run, name: str, expected_hash: str | None, point: str, veri
         return Check(point, "dataset", False, f"the shards do not match their manifest: {result}")
     actual = result.content_hash or ""
     if not run.config.shard_verification.verified:
-        return Check(point, "dataset", False, "run.json records no check of the shard files before the run; rerun the point with this trajbench, which verifies the shards before the first request")
+        return Check(
+            point,
+            "dataset",
+            False,
+            "run.json records no check of the shard files before the run; rerun the point with this trajbench, which verifies the shards before the first request",
+        )
     claimed = run.config.dataset.content_hash
     if claimed != actual:
-        return Check(point, "dataset", False, f"run.json content_hash {claimed[:16]}… differs from the shards' {actual[:16]}…; the shards changed after the run")
+        return Check(
+            point,
+            "dataset",
+            False,
+            f"run.json content_hash {claimed[:16]}… differs from the shards' {actual[:16]}…; the shards changed after the run",
+        )
     want = expected_hash or official_hash(name)
     if want is None:
         return Check(point, "dataset", False, f"no official hash known for {name}; pass --expected-hash")
     if actual != want:
         return Check(point, "dataset", False, f"content hash {actual[:16]}… is not the expected {want[:16]}…")
-    return Check(point, "dataset", True, f"content hash {actual[:16]}… as expected (recomputed from {result.files} shard file(s))")
+    return Check(
+        point,
+        "dataset",
+        True,
+        f"content hash {actual[:16]}… as expected (recomputed from {result.files} shard file(s))",
+    )
 
 
 def _check_swebench(dirs: Sequence[str | Path], name: str) -> Check:
     """SPEC §9.3 via eval.swebench's own mean: any note (run count, instances, incomplete
     instances, runtime) makes the runs non-official, so it fails the check."""
     if not dirs:
-        return Check("submission", "swebench", False, f"no SWE-bench results; pass --swebench DIR for each of the {REGION_RUNS} region runs")
+        return Check(
+            "submission",
+            "swebench",
+            False,
+            f"no SWE-bench results; pass --swebench DIR for each of the {REGION_RUNS} region runs",
+        )
     try:
         mean = swebench_mean([str(d) for d in dirs])
     except SwebenchError as exc:
@@ -192,7 +262,9 @@ def _check_swebench(dirs: Sequence[str | Path], name: str) -> Check:
         problems.append(f"mean {_pct(mean.mean)} < {_pct(mean.threshold)}")
     if problems:
         return Check("submission", "swebench", False, "; ".join(problems))
-    return Check("submission", "swebench", True, f"mean {_pct(mean.mean)} >= {_pct(mean.threshold)} over {len(mean.runs)} runs")
+    return Check(
+        "submission", "swebench", True, f"mean {_pct(mean.mean)} >= {_pct(mean.threshold)} over {len(mean.runs)} runs"
+    )
 
 
 def _pct(x: float | None) -> str:
@@ -201,4 +273,8 @@ def _pct(x: float | None) -> str:
 
 def compliance_json(checks: list[Check]) -> dict[str, Any]:
     """The machine-readable form (`eval check --json`)."""
-    return {"passed": all(c.passed for c in checks), "failed": sum(not c.passed for c in checks), "checks": [asdict(c) for c in checks]}
+    return {
+        "passed": all(c.passed for c in checks),
+        "failed": sum(not c.passed for c in checks),
+        "checks": [asdict(c) for c in checks],
+    }

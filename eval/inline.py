@@ -35,6 +35,7 @@ from .errors import EvalError
 from .results import DomainScore, Mismatch, Scores, TurnTotals, WindowScore
 from .rules import Rules, action_score, intent_score, load_rules, message_actions, model_intent
 from .rundir import GroundTruth, Run, Truth, open_run
+
 TOP_MISMATCHES = 10
 
 READING = (
@@ -65,7 +66,9 @@ class _Turn:
         return self.status != "aborted"
 
 
-def score_run(run_dir: str | Path, *, shards: str | Path | None = None, rules: str | Path | None = None, write: bool = True) -> Scores:
+def score_run(
+    run_dir: str | Path, *, shards: str | Path | None = None, rules: str | Path | None = None, write: bool = True
+) -> Scores:
     """Score a run folder; writes `scores.json` into it unless `write` is False."""
     run = open_run(run_dir, shards)
     result = score(run, load_rules(rules))
@@ -135,7 +138,14 @@ def score(run: Run, rules: Rules) -> Scores:
 def _excluded(gt: GroundTruth) -> list[dict[str, Any]]:
     """Every recorded answer of the dataset without ground truth, once (the reference's list)."""
     out = [
-        {"conversation_id": t.trajectory_id, "turn": t.assistant_turn, "domain": t.domain, "exclude_reason": "no ground truth", "why": t.exclude_reason, "client_turn": t.turn}
+        {
+            "conversation_id": t.trajectory_id,
+            "turn": t.assistant_turn,
+            "domain": t.domain,
+            "exclude_reason": "no ground truth",
+            "why": t.exclude_reason,
+            "client_turn": t.turn,
+        }
         for t in gt.truths.values()
         if t.assistant_turn is not None and t.exclude_reason is not None
     ]

@@ -18,8 +18,8 @@ reader compares against. Writes `osl.json` into the run folder.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import traces
 from replay import Record
@@ -32,7 +32,12 @@ Count = Callable[[Record], "int | None"]
 
 
 def osl_gate(
-    run_dir: str | Path, *, profile: str | None = None, shards: str | Path | None = None, tokenizer: str | None = None, write: bool = True
+    run_dir: str | Path,
+    *,
+    profile: str | None = None,
+    shards: str | Path | None = None,
+    tokenizer: str | None = None,
+    write: bool = True,
 ) -> OslResult:
     """OSL statistics of a run and the verdict against `profile` (default: the run's)."""
     run = open_run(run_dir, shards)
@@ -70,7 +75,9 @@ def _recount(spec: str, profile: traces.Profile) -> Count:
         raise EvalError(f"--tokenizer {spec}: {exc}") from None
 
     def count(r: Record) -> int | None:
-        return tok.output_tokens({"content": r.content, "reasoning_content": r.reasoning, "tool_calls": list(r.tool_calls)})
+        return tok.output_tokens(
+            {"content": r.content, "reasoning_content": r.reasoning, "tool_calls": list(r.tool_calls)}
+        )
 
     return count
 
@@ -88,11 +95,17 @@ def osl_of(run: Run, profile: str | None = None, *, tokenizer: str | None = None
     if lo is None or hi is None:
         passed, reason = None, f"profile {name} has no official OSL band"
     elif window.turns and window.failed == window.turns:
-        passed, reason = False, f"every one of the {window.turns} window turns failed: there is no output to measure; see the run's errors"
+        passed, reason = (
+            False,
+            f"every one of the {window.turns} window turns failed: there is no output to measure; see the run's errors",
+        )
     elif window.mean is None:
-        passed, reason = False, (
-            "no output token counts in the window: the server sent no usage and no tokenizer was available; "
-            "rerun `trajbench eval osl` with --tokenizer"
+        passed, reason = (
+            False,
+            (
+                "no output token counts in the window: the server sent no usage and no tokenizer was available; "
+                "rerun `trajbench eval osl` with --tokenizer"
+            ),
         )
     else:
         passed = window.in_band
@@ -113,14 +126,18 @@ def _mean(values: list[int]) -> float | None:
     return round(sum(values) / len(values), 2) if values else None
 
 
-def _population(records: list[Record], gt: GroundTruth, lo: float | None, hi: float | None, count: Count | None) -> OslPopulation:
+def _population(
+    records: list[Record], gt: GroundTruth, lo: float | None, hi: float | None, count: Count | None
+) -> OslPopulation:
     ok = [r for r in records if r.ok]
     server = [n for r in ok if (n := r.completion_tokens) is not None]
     pairs = [(r, count(r)) for r in ok] if count is not None else []
     client = [n for _, n in pairs if n is not None]
     both = [n - s for r, n in pairs if n is not None and (s := r.completion_tokens) is not None]
     expected = [
-        n for t in (gt.truths.get((r.trajectory_id, r.turn)) for r in ok) if t is not None and (n := t.expected_osl_tokens) is not None
+        n
+        for t in (gt.truths.get((r.trajectory_id, r.turn)) for r in ok)
+        if t is not None and (n := t.expected_osl_tokens) is not None
     ]
     gate = client if count is not None else server
     mean = _mean(gate)
@@ -154,13 +171,21 @@ def _verdict(mean: float, lo: float, hi: float) -> str:
 
 
 def summary_lines(result: OslResult) -> list[str]:
-    how = f"client tokenizer {result.tokenizer} (the reference's count)" if result.method == "client-tokenizer" else "server usage"
+    how = (
+        f"client tokenizer {result.tokenizer} (the reference's count)"
+        if result.method == "client-tokenizer"
+        else "server usage"
+    )
     lines = [f"output tokens counted by {how}"]
     for label, p in (("window", result.window), ("all", result.all)):
         exp = "" if p.expected_mean is None else f", dataset expects {p.expected_mean:.2f}"
         mean = "n/a" if p.mean is None else f"{p.mean:.2f}"
         band = "" if p.in_band is None else (" (in band)" if p.in_band else f" (outside by {p.outside_by:+.2f})")
-        server = f", server usage {p.server_mean:.2f}" if result.method == "client-tokenizer" and p.server_mean is not None else ""
+        server = (
+            f", server usage {p.server_mean:.2f}"
+            if result.method == "client-tokenizer" and p.server_mean is not None
+            else ""
+        )
         lines.append(
             f"{label:>6}: mean {mean} tokens/turn over {p.counted} turns{band}{exp}{server}; "
             f"{p.failed} failed, {p.uncounted} uncounted"

@@ -19,11 +19,12 @@ import hashlib
 import json
 import re
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .errors import EvalError
 
@@ -123,6 +124,7 @@ def load_rules(path: str | Path | None = None) -> Rules:
 
 # ---------------------------------------------------------------- workflow
 
+
 def model_intent(reasoning: str | None, content: str | None, rules: Rules | None = None) -> str | None:
     """The model's intent code: `intent: Ixxx` in reasoning then content, else the last bare
     `Ixxx` in reasoning then content; upper-cased. None when there is none."""
@@ -144,6 +146,7 @@ def intent_score(intent: str | None, codes: Iterable[str]) -> float:
 
 
 # ---------------------------------------------------------------- coding
+
 
 def command_actions(command: str, rules: Rules | None = None) -> list[str]:
     """The normalised actions of one bash command line, in order."""

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-
 import traces
 from replay import Record, ReplayError, RunInfo, RunOutcome, read_records, read_run_info
 

@@ -10,7 +10,8 @@ processes behind the same interface.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import traces
 
@@ -38,7 +39,9 @@ def load_counter(spec: str | None, profile: str) -> Any:
     try:
         from traces.tokenizers import load_tokenizer
     except ImportError:
-        raise ReplayError(f"--tokenizer {spec}: this trajbench has no traces.tokenizers module; drop --tokenizer") from None
+        raise ReplayError(
+            f"--tokenizer {spec}: this trajbench has no traces.tokenizers module; drop --tokenizer"
+        ) from None
     return load_tokenizer(spec, template_kwargs=dict(traces.get_profile(profile).chat_template_kwargs))
 
 
@@ -47,7 +50,9 @@ def open_client(plan: WorkerPlan) -> Any:
     from .transport import FastTransport
 
     transport = FastTransport(len(plan.slots), limits=plan.limits, reuse=plan.reuse_connections)
-    return StreamClient(plan.base_url, max_connections=len(plan.slots), api_key=plan.api_key, limits=plan.limits, transport=transport)
+    return StreamClient(
+        plan.base_url, max_connections=len(plan.slots), api_key=plan.api_key, limits=plan.limits, transport=transport
+    )
 
 
 class LocalSource:
@@ -69,7 +74,15 @@ class LocalSource:
 
 
 class LocalBackend:
-    def __init__(self, plan: WorkerPlan, coordinator: Coordinator, sink: Sink, *, client_factory: Callable[[WorkerPlan], Any] = open_client, counter: Any = None) -> None:
+    def __init__(
+        self,
+        plan: WorkerPlan,
+        coordinator: Coordinator,
+        sink: Sink,
+        *,
+        client_factory: Callable[[WorkerPlan], Any] = open_client,
+        counter: Any = None,
+    ) -> None:
         self.plan = plan
         self.counter = counter
         self.source = LocalSource(coordinator, sink)

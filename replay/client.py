@@ -97,7 +97,7 @@ class StreamClient:
     def __repr__(self) -> str:  # never show headers: they hold the key
         return f"StreamClient({str(self._http.base_url)!r})"
 
-    async def __aenter__(self) -> "StreamClient":
+    async def __aenter__(self) -> StreamClient:
         await self._http.__aenter__()
         return self
 
@@ -178,7 +178,9 @@ async def _read_stream(resp: httpx.Response, state: ChatStream, timing: Any, max
         async for data in raw:
             total += len(data)
             if total > max_bytes:
-                raise ResponseTooLarge(f"the response exceeded {format_size(max_bytes)} (raise the cap with --max-response-mb)")
+                raise ResponseTooLarge(
+                    f"the response exceeded {format_size(max_bytes)} (raise the cap with --max-response-mb)"
+                )
             if state.feed(data, clock()):
                 break
         else:
@@ -203,7 +205,9 @@ async def _read_capped(resp: httpx.Response, max_bytes: int) -> bytes:
     async for data in _body_reads(resp):
         got += data
         if len(got) > max_bytes:
-            raise ResponseTooLarge(f"the response exceeded {format_size(max_bytes)} (raise the cap with --max-response-mb)")
+            raise ResponseTooLarge(
+                f"the response exceeded {format_size(max_bytes)} (raise the cap with --max-response-mb)"
+            )
     return bytes(got)
 
 

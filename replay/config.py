@@ -36,7 +36,11 @@ class ResponseLimits:
     max_response_bytes: int = 64 << 20  # everything received for one turn (--max-response-mb)
 
     def check(self) -> None:
-        for name, value in (("--max-header-kb", self.max_header_bytes), ("--max-event-mb", self.max_event_bytes), ("--max-response-mb", self.max_response_bytes)):
+        for name, value in (
+            ("--max-header-kb", self.max_header_bytes),
+            ("--max-event-mb", self.max_event_bytes),
+            ("--max-response-mb", self.max_response_bytes),
+        ):
             if value < 1:
                 raise ReplayError(f"{name} must be >= 1, got {value}")
 

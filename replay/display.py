@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -50,7 +50,15 @@ class RunState:
 class LiveDisplay:
     """`async with LiveDisplay(...)`: refreshes a rich progress line twice a second."""
 
-    def __init__(self, state: RunState, status: Callable[[], tuple[int, int]], *, concurrency: int, window_closed: Callable[[], bool], enabled: bool = True) -> None:
+    def __init__(
+        self,
+        state: RunState,
+        status: Callable[[], tuple[int, int]],
+        *,
+        concurrency: int,
+        window_closed: Callable[[], bool],
+        enabled: bool = True,
+    ) -> None:
         self.state = state
         self.status = status
         self.concurrency = concurrency
@@ -60,13 +68,17 @@ class LiveDisplay:
             TextColumn("replay"),
             BarColumn(bar_width=16),
             MofNCompleteColumn(),
-            TextColumn("turns │ {task.fields[slots]} │ {task.fields[tps]} │ {task.fields[errors]} │ {task.fields[window]}"),
+            TextColumn(
+                "turns │ {task.fields[slots]} │ {task.fields[tps]} │ {task.fields[errors]} │ {task.fields[window]}"
+            ),
             TimeElapsedColumn(),
             console=Console(stderr=True),
             disable=not self.enabled,
             transient=False,
         )
-        self._task_id = self._progress.add_task("replay", total=state.total_turns, slots="", tps="", errors="", window="")
+        self._task_id = self._progress.add_task(
+            "replay", total=state.total_turns, slots="", tps="", errors="", window=""
+        )
         self._refresher: asyncio.Task[None] | None = None
 
     def refresh(self) -> None:
@@ -87,7 +99,7 @@ class LiveDisplay:
             self.refresh()
             await asyncio.sleep(0.5)
 
-    async def __aenter__(self) -> "LiveDisplay":
+    async def __aenter__(self) -> LiveDisplay:
         if self.enabled:
             self._progress.start()
             self._refresher = asyncio.create_task(self._loop())

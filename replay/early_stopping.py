@@ -16,7 +16,7 @@ convention (0-100); only those from the median up to below 100 get an estimate.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 CONFIDENCE = 0.99
 
@@ -79,6 +79,7 @@ def min_passing(t: int, p: float, confidence: float = CONFIDENCE) -> int:
 
 def samples_above(n: int, p: float, confidence: float = CONFIDENCE) -> int:
     """The largest t >= 1 with min_passing(t) + t <= n, or 0 when n is too small for t = 1."""
+
     def fits(t: int) -> bool:
         return min_passing(t, p, confidence) + t <= n
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 import httptools
 import httpx
@@ -44,9 +44,9 @@ class ConnectionDropped(httpx.RemoteProtocolError):
 class Timing:
     """Clock facts of one exchange (request written, latest body read arrived) and the tap."""
 
-    __slots__ = ("t_send_ns", "last_arrival_ns", "_conn")
+    __slots__ = ("_conn", "last_arrival_ns", "t_send_ns")
 
-    def __init__(self, conn: "Connection") -> None:
+    def __init__(self, conn: Connection) -> None:
         self.t_send_ns = 0
         self.last_arrival_ns = 0
         self._conn = conn
@@ -87,7 +87,9 @@ class Connection(asyncio.BufferedProtocol):
     the loop reads any other socket.
     """
 
-    def __init__(self, key: tuple[str, str, int], read_buffer: bytearray | None = None, limits: ResponseLimits = ResponseLimits()) -> None:
+    def __init__(
+        self, key: tuple[str, str, int], read_buffer: bytearray | None = None, limits: ResponseLimits = ResponseLimits()
+    ) -> None:
         self.key = key
         self.limits = limits
         self._view = memoryview(read_buffer if read_buffer is not None else bytearray(READ_SIZE))
@@ -148,8 +150,11 @@ class Connection(asyncio.BufferedProtocol):
         self.received += len(data)
         limits = self.limits
         if self.received > limits.max_response_bytes:
-            self._abort(ResponseTooLarge(
-                f"the response exceeded {format_size(limits.max_response_bytes)} (raise the cap with --max-response-mb)"))
+            self._abort(
+                ResponseTooLarge(
+                    f"the response exceeded {format_size(limits.max_response_bytes)} (raise the cap with --max-response-mb)"
+                )
+            )
             return
         try:
             self.parser.feed_data(data)
@@ -159,9 +164,12 @@ class Connection(asyncio.BufferedProtocol):
         if self.received > limits.max_header_bytes and not self._head_done():
             # httptools buffers an unfinished header line itself: checked after each read, the head
             # costs at most the cap plus one read before we give up on it.
-            self._abort(ResponseTooLarge(
-                f"the response head (status line and headers) exceeded {format_size(limits.max_header_bytes)} "
-                "(raise the cap with --max-header-kb)"))
+            self._abort(
+                ResponseTooLarge(
+                    f"the response head (status line and headers) exceeded {format_size(limits.max_header_bytes)} "
+                    "(raise the cap with --max-header-kb)"
+                )
+            )
             return
         if self.pieces:
             body = self.pieces[0] if len(self.pieces) == 1 else b"".join(self.pieces)

@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 #: The signals that stop a replay; `cli` exits with 128 + the signal number.
 SIGNALS = (signal.SIGINT, signal.SIGTERM)

@@ -45,7 +45,9 @@ def ensure_open_files(concurrency: int, workers: int = 1) -> int:
         return soft
     if hard != resource.RLIM_INFINITY and hard < needed:
         spread = math.ceil(concurrency / max(1, hard - FD_MARGIN)) if hard > FD_MARGIN else None
-        via_workers = f", spread the slots over processes with --workers {spread}" if spread and spread > workers else ""
+        via_workers = (
+            f", spread the slots over processes with --workers {spread}" if spread and spread > workers else ""
+        )
         raise ReplayError(
             f"--concurrency {concurrency} needs about {needed} open files per process (one socket per slot "
             f"plus {FD_MARGIN}), but the hard limit here is {hard}; raise it (as root: `ulimit -Hn {needed}`, "

@@ -18,8 +18,9 @@ Timings stay in nanoseconds (the reference's unit); reports show milliseconds.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from traces import distribution
 
@@ -75,8 +76,20 @@ def token_method(records: Sequence[Record]) -> TokenMethod:
     """Which counts the reference keys use: "client" (the run's tokenizer, the reference's
     method) when the run has them, else "server" (usage), else None."""
     ok = [r for r in records if r.ok]
-    isl = "client" if any(r.client_prompt_tokens is not None for r in records) else "server" if any(r.prompt_tokens is not None for r in ok) else None
-    osl = "client" if any(r.client_output_tokens is not None for r in ok) else "server" if any(r.completion_tokens is not None for r in ok) else None
+    isl = (
+        "client"
+        if any(r.client_prompt_tokens is not None for r in records)
+        else "server"
+        if any(r.prompt_tokens is not None for r in ok)
+        else None
+    )
+    osl = (
+        "client"
+        if any(r.client_output_tokens is not None for r in ok)
+        else "server"
+        if any(r.completion_tokens is not None for r in ok)
+        else None
+    )
     return TokenMethod(isl, osl)
 
 
@@ -104,7 +117,11 @@ def reference_metrics(records: Sequence[Record], *, window_close_ns: int | None 
         if r.client_tokens_after_first and r.t_first_ns is not None and r.t_last_ns is not None
     ]
     seconds = duration_ns / 1e9 if duration_ns else None
-    reasons = Counter(r.finish_reason if r.finish_reason in FINISH_REASONS else "other" for r in completed if isinstance(r.finish_reason, str))
+    reasons = Counter(
+        r.finish_reason if r.finish_reason in FINISH_REASONS else "other"
+        for r in completed
+        if isinstance(r.finish_reason, str)
+    )
     return ReferenceMetrics(
         n_samples_issued=len(tracked),
         n_samples_completed=len(completed),
@@ -137,7 +154,9 @@ def _breakdown(records: Sequence[Record]) -> TurnCounts:
     )
 
 
-def trajbench_metrics(records: Sequence[Record], *, window_close_ns: int | None = None, interrupted: bool = False, crashed: bool = False) -> RunNumbers:
+def trajbench_metrics(
+    records: Sequence[Record], *, window_close_ns: int | None = None, interrupted: bool = False, crashed: bool = False
+) -> RunNumbers:
     """trajbench's own numbers: every distribution over the window turns that succeeded."""
     window_turns = [r for r in sent(records) if r.in_window]
     good = [r for r in window_turns if r.ok]
@@ -169,7 +188,11 @@ def trajbench_metrics(records: Sequence[Record], *, window_close_ns: int | None 
             e2e_seconds_sum=e2e_s_sum,
             per_trajectory=distribution(per_trajectory_speed(good)),
             per_turn=distribution(
-                [n / (t / 1e9) for r in good if (n := r.output_tokens()) is not None and (t := e2e_ns(r)) is not None and t > 0]
+                [
+                    n / (t / 1e9)
+                    for r in good
+                    if (n := r.output_tokens()) is not None and (t := e2e_ns(r)) is not None and t > 0
+                ]
             ),
         ),
         ttft=distribution([v for r in good if (v := ttft_ns(r)) is not None]),
@@ -215,7 +238,9 @@ def per_trajectory_speed(good: Sequence[Record]) -> list[float]:
 
 def token_sources(good: Sequence[Record]) -> TokenSources:
     """Where the token counts came from, and the client − server difference where both exist."""
-    out_both = [c - s for r in good if (c := r.client_output_tokens) is not None and (s := r.completion_tokens) is not None]
+    out_both = [
+        c - s for r in good if (c := r.client_output_tokens) is not None and (s := r.completion_tokens) is not None
+    ]
     in_both = [c - s for r in good if (c := r.client_prompt_tokens) is not None and (s := r.prompt_tokens) is not None]
     return TokenSources(
         output_from_server=sum(1 for r in good if r.completion_tokens is not None),

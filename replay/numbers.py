@@ -12,6 +12,7 @@ from traces import Distribution
 #: The reference's shape of one metric (total, min, max, median, avg, std_dev, percentiles, …).
 Metric = dict[str, Any]
 
+
 @dataclass(frozen=True)
 class TurnCounts:
     """Turns by what became of them: sent (every turn but the aborted), ok, failed (sent, with an

@@ -9,8 +9,8 @@ at that speed or faster, never an interpolation between points.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .errors import ReplayError
 
@@ -71,7 +71,9 @@ def step_curve(front: Sequence[Point]) -> tuple[list[float], list[float]]:
     return xs, ys
 
 
-def normalised(value: float, *, cost_per_hour: float | None = None, power_watts: float | None = None) -> dict[str, float]:
+def normalised(
+    value: float, *, cost_per_hour: float | None = None, power_watts: float | None = None
+) -> dict[str, float]:
     """Throughput per dollar-hour and per watt, for the inputs given."""
     out: dict[str, float] = {}
     if cost_per_hour:

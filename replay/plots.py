@@ -7,8 +7,8 @@ same bytes.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from traces.png import plt, save_png
 
@@ -22,7 +22,13 @@ def _by_label(points: Sequence[Point]) -> dict[str, list[Point]]:
     return {k: sorted(v, key=lambda p: p.concurrency) for k, v in sorted(groups.items())}
 
 
-def pareto_chart(points: Sequence[Point], path: Path, *, y_label: str = "system throughput (output tok/s)", y: Callable[[Point], float] | None = None) -> Path:
+def pareto_chart(
+    points: Sequence[Point],
+    path: Path,
+    *,
+    y_label: str = "system throughput (output tok/s)",
+    y: Callable[[Point], float] | None = None,
+) -> Path:
     """Step curves of accurate points per system; failing points drawn as hollow crosses."""
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     for k, (label, pts) in enumerate(_by_label(points).items()):
@@ -35,10 +41,23 @@ def pareto_chart(points: Sequence[Point], path: Path, *, y_label: str = "system 
         ax.plot(xs, ys, drawstyle="default", color=color, label=label)
         ax.scatter([p.per_user_tps for p in good], [p.throughput_tps for p in good], color=color, zorder=3, s=22)
         for p in good:
-            ax.annotate(f"C={p.concurrency}", (p.per_user_tps, p.throughput_tps), fontsize=7, xytext=(3, 3), textcoords="offset points")
+            ax.annotate(
+                f"C={p.concurrency}",
+                (p.per_user_tps, p.throughput_tps),
+                fontsize=7,
+                xytext=(3, 3),
+                textcoords="offset points",
+            )
         bad = [p for p in pts if not p.accurate]
         if bad:
-            ax.scatter([p.per_user_tps for p in bad], [(y(p) if y else p.throughput_tps) for p in bad], marker="x", color=color, zorder=3, label=f"{label}: fails an accuracy gate")
+            ax.scatter(
+                [p.per_user_tps for p in bad],
+                [(y(p) if y else p.throughput_tps) for p in bad],
+                marker="x",
+                color=color,
+                zorder=3,
+                label=f"{label}: fails an accuracy gate",
+            )
     ax.set_xlabel("per-user speed (output tok/s per user)")
     ax.set_ylabel(y_label)
     ax.set_xlim(left=0)
@@ -55,7 +74,9 @@ def _rescaled(p: Point, throughput: float) -> Point:
     return replace(p, throughput_tps=throughput)
 
 
-def metric_chart(points: Sequence[Point], path: Path, metric: Callable[[Point], float | None], y_label: str, *, log_x: bool = True) -> Path:
+def metric_chart(
+    points: Sequence[Point], path: Path, metric: Callable[[Point], float | None], y_label: str, *, log_x: bool = True
+) -> Path:
     """One metric against concurrency, a line per system."""
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     for k, (label, pts) in enumerate(_by_label(points).items()):

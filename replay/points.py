@@ -8,9 +8,9 @@ does not read eval's files), or the points have none.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import traces
 
@@ -38,7 +38,9 @@ def _read(cls: type[RunInfo] | type[ResultSummary], run_dir: Path) -> RunInfo | 
     try:
         return cls.read(run_dir)
     except traces.ContractError as exc:
-        raise ReplayError(f"{exc}; rerun the point (it was not finished, or written by another trajbench version)") from None
+        raise ReplayError(
+            f"{exc}; rerun the point (it was not finished, or written by another trajbench version)"
+        ) from None
 
 
 def load_point(run_dir: Path, label: str, gates_of: GatesOf | None = None) -> Point:

@@ -27,9 +27,9 @@ import traces
 from .client import CHAT_PATH, StreamClient, StreamResult, base_without_v1
 from .config import PREFLIGHT_HEADER, ResponseLimits
 from .errors import ReplayError
-from .transport import FastTransport
 from .sim.config import FINGERPRINT as SIMULATOR_FINGERPRINT
 from .sim.config import SIM_HEADER as SIMULATOR_HEADER
+from .transport import FastTransport
 
 PREFLIGHT_TOKENS = 16  # enough for any server to start streaming; small enough to cost nothing
 _GET_TIMEOUT_S = 10.0
@@ -77,7 +77,11 @@ async def preflight(
     target = _target(models, health, checked=True)
     name = model or profile.served_model_name
     body = traces.request_body(
-        [{"role": "user", "content": "Reply with one word: ready."}], None, profile, model=name, max_completion_tokens=PREFLIGHT_TOKENS
+        [{"role": "user", "content": "Reply with one word: ready."}],
+        None,
+        profile,
+        model=name,
+        max_completion_tokens=PREFLIGHT_TOKENS,
     )
     timeout_s = min(turn_timeout, _CHAT_TIMEOUT_S)
     transport = FastTransport(1, limits=limits)
@@ -94,7 +98,9 @@ async def preflight(
 
 def _http(base_url: str, api_key: str | None) -> httpx.AsyncClient:
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    return httpx.AsyncClient(base_url=base_without_v1(base_url), headers=headers, timeout=_GET_TIMEOUT_S, trust_env=False)
+    return httpx.AsyncClient(
+        base_url=base_without_v1(base_url), headers=headers, timeout=_GET_TIMEOUT_S, trust_env=False
+    )
 
 
 async def _models(http: httpx.AsyncClient, base: str) -> httpx.Response | None:
@@ -103,11 +109,17 @@ async def _models(http: httpx.AsyncClient, base: str) -> httpx.Response | None:
     try:
         resp = await http.get("/v1/models")
     except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-        raise PreflightError(f"preflight: cannot connect to {url}: {exc}; is the server up and listening there? check --endpoint; {_SKIP}") from None
+        raise PreflightError(
+            f"preflight: cannot connect to {url}: {exc}; is the server up and listening there? check --endpoint; {_SKIP}"
+        ) from None
     except httpx.TimeoutException:
-        raise PreflightError(f"preflight: GET {url} gave no answer within {_GET_TIMEOUT_S:g} s; is the server overloaded or still starting? {_SKIP}") from None
+        raise PreflightError(
+            f"preflight: GET {url} gave no answer within {_GET_TIMEOUT_S:g} s; is the server overloaded or still starting? {_SKIP}"
+        ) from None
     except httpx.HTTPError as exc:
-        raise PreflightError(f"preflight: GET {url} failed ({type(exc).__name__}: {exc}); is --endpoint the base URL of an HTTP server? {_SKIP}") from None
+        raise PreflightError(
+            f"preflight: GET {url} failed ({type(exc).__name__}: {exc}); is --endpoint the base URL of an HTTP server? {_SKIP}"
+        ) from None
     if resp.status_code in (401, 403):
         raise PreflightError(
             f"preflight: GET {url} was refused (HTTP {resp.status_code}: {_text(resp)}); the API key is missing or wrong: "
@@ -140,9 +152,13 @@ def _target(models: httpx.Response | None, health: httpx.Response | None, *, che
     h = _json(health)
     if isinstance(h, dict) and (h.get("simulated") is True or h.get("system_fingerprint") == SIMULATOR_FINGERPRINT):
         evidence.append("GET /health says simulated")
-    if isinstance(listed, dict) and (listed.get("system_fingerprint") == SIMULATOR_FINGERPRINT or any(
-        isinstance(m, dict) and (m.get("simulated") is True or m.get("owned_by") == SIMULATOR_FINGERPRINT) for m in data or ()
-    )):
+    if isinstance(listed, dict) and (
+        listed.get("system_fingerprint") == SIMULATOR_FINGERPRINT
+        or any(
+            isinstance(m, dict) and (m.get("simulated") is True or m.get("owned_by") == SIMULATOR_FINGERPRINT)
+            for m in data or ()
+        )
+    ):
         evidence.append("GET /v1/models says simulated")
     for path, resp in (("/health", health), ("/v1/models", models)):
         if resp is not None and SIMULATOR_HEADER in resp.headers:

@@ -10,17 +10,28 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 from .errors import ReplayError
 from .layout import RECORDS_FILE
 
-
 #: Error kinds a failed turn can carry. `reset`: the server dropped the connection after the
 #: request was written (never resent); `too_large`: the response broke a size cap.
-ERROR_KINDS = ("http", "stream", "error_object", "malformed", "timeout", "connect", "reset", "too_large", "aborted", "cancelled")
+ERROR_KINDS = (
+    "http",
+    "stream",
+    "error_object",
+    "malformed",
+    "timeout",
+    "connect",
+    "reset",
+    "too_large",
+    "aborted",
+    "cancelled",
+)
 
 
 @dataclass(frozen=True)
@@ -146,7 +157,7 @@ class RecordWriter:
     def close(self) -> None:
         self._fh.close()
 
-    def __enter__(self) -> "RecordWriter":
+    def __enter__(self) -> RecordWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -44,7 +44,11 @@ DEFINITIONS = {
 
 
 def _rows(points: list[Point], cost: float | None, watts: float | None) -> list[dict[str, Any]]:
-    on_front = {p.run_dir for label in {q.label for q in points} for p in frontier([q for q in points if q.label == label and q.accurate])}
+    on_front = {
+        p.run_dir
+        for label in {q.label for q in points}
+        for p in frontier([q for q in points if q.label == label and q.accurate])
+    }
     rows = []
     for p in points:
         row = {k: v for k, v in asdict(p).items() if k != "run_dir"}
@@ -72,8 +76,21 @@ def _table(rows: list[dict[str, Any]], cols: list[str], css: str) -> str:
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
-_SHOWN_CONFIG = ("profile", "model", "request_params", "target", "endpoint", "concurrency", "workers", "num_trajectories",
-                 "inject_delays", "stop_issuing_on_first_user_complete", "salt", "history_marker", "dataset")
+_SHOWN_CONFIG = (
+    "profile",
+    "model",
+    "request_params",
+    "target",
+    "endpoint",
+    "concurrency",
+    "workers",
+    "num_trajectories",
+    "inject_delays",
+    "stop_issuing_on_first_user_complete",
+    "salt",
+    "history_marker",
+    "dataset",
+)
 
 
 def _configs(points: list[Point]) -> str:
@@ -81,12 +98,19 @@ def _configs(points: list[Point]) -> str:
     for p in points:
         run = RunInfo.read(p.run_dir).to_json()
         keep = {k: run[k] for k in _SHOWN_CONFIG}
-        parts.append(f"<details><summary>{html.escape(p.label)} C={p.concurrency}</summary><pre>{html.escape(json.dumps(keep, indent=2, sort_keys=True))}</pre></details>")
+        parts.append(
+            f"<details><summary>{html.escape(p.label)} C={p.concurrency}</summary><pre>{html.escape(json.dumps(keep, indent=2, sort_keys=True))}</pre></details>"
+        )
     return "".join(parts)
 
 
 def build_report(
-    inputs: list[tuple[str, Path]], out: Path, *, cost_per_hour: float | None = None, power_watts: float | None = None, gates_of: GatesOf | None = None
+    inputs: list[tuple[str, Path]],
+    out: Path,
+    *,
+    cost_per_hour: float | None = None,
+    power_watts: float | None = None,
+    gates_of: GatesOf | None = None,
 ) -> Path:
     """The report of the given (label, run or sweep folder) inputs; `gates_of` gives each point's
     accuracy verdicts (eval's; without it no point is marked failing)."""
@@ -98,20 +122,43 @@ def build_report(
         w = csv.DictWriter(fh, fieldnames=cols + ["run"], extrasaction="ignore", lineterminator="\n")
         w.writeheader()
         w.writerows(rows)
-    (out / "points.json").write_text(json.dumps({"definitions": {c: DEFINITIONS[c] for c in cols}, "points": rows}, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (out / "points.json").write_text(
+        json.dumps({"definitions": {c: DEFINITIONS[c] for c in cols}, "points": rows}, indent=2, sort_keys=True) + "\n",
+        encoding="utf-8",
+    )
     charts = [pareto_chart(points, out / "pareto.png")]
     if cost_per_hour:
-        charts.append(pareto_chart(points, out / "pareto_per_dollar.png", y_label="output tok/s per $/h", y=lambda p: p.throughput_tps / cost_per_hour))
+        charts.append(
+            pareto_chart(
+                points,
+                out / "pareto_per_dollar.png",
+                y_label="output tok/s per $/h",
+                y=lambda p: p.throughput_tps / cost_per_hour,
+            )
+        )
     if power_watts:
-        charts.append(pareto_chart(points, out / "pareto_per_watt.png", y_label="output tok/s per W", y=lambda p: p.throughput_tps / power_watts))
+        charts.append(
+            pareto_chart(
+                points,
+                out / "pareto_per_watt.png",
+                y_label="output tok/s per W",
+                y=lambda p: p.throughput_tps / power_watts,
+            )
+        )
     charts += [
-        metric_chart(points, out / "throughput_vs_concurrency.png", lambda p: p.throughput_tps, "system throughput (tok/s)"),
+        metric_chart(
+            points, out / "throughput_vs_concurrency.png", lambda p: p.throughput_tps, "system throughput (tok/s)"
+        ),
         metric_chart(points, out / "ttft_p90_vs_concurrency.png", lambda p: p.ttft_p90_ms, "TTFT p90 (ms)"),
         metric_chart(points, out / "per_user_vs_concurrency.png", lambda p: p.per_user_tps, "per-user speed (tok/s)"),
         metric_chart(points, out / "errors_vs_concurrency.png", lambda p: float(p.failed_turns), "failed turns"),
     ]
     if any(p.cache_hit is not None for p in points):
-        charts.append(metric_chart(points, out / "cache_hit_vs_concurrency.png", lambda p: p.cache_hit, "measured prefix-cache hit"))
+        charts.append(
+            metric_chart(
+                points, out / "cache_hit_vs_concurrency.png", lambda p: p.cache_hit, "measured prefix-cache hit"
+            )
+        )
     failing = [r for r in rows if r["inline_pass"] is False or r["osl_pass"] is False]
     hashes = sorted({RunInfo.read(p.run_dir).dataset.content_hash for p in points})
     page = f"""<!doctype html>

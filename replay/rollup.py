@@ -10,7 +10,8 @@ other summary (`traces.distribution`).
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

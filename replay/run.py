@@ -16,10 +16,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pyarrow as pa
@@ -28,25 +29,27 @@ import pyarrow.parquet as pq
 import traces
 from traces import Shards
 
+from .backend import Backend, LocalBackend, load_counter, open_client
 from .config import RunConfig, slots_of_worker
 from .coordinator import Coordinator
 from .display import LiveDisplay, RunState
 from .errors import ReplayError
 from .interrupt import Interrupt
+from .layout import RECORDS_FILE, RUN_FILE
 from .limits import ensure_open_files
 from .preflight import Target, identify, preflight
-from .layout import RECORDS_FILE, RUN_FILE
 from .records import RecordWriter
 from .runinfo import DatasetRef, Preflight, RunInfo, ShardCheck
 from .scheduler import WorkerPlan
 from .summary import write_results
-from .backend import Backend, LocalBackend, load_counter, open_client
 from .workers import ProcessBackend
 
 RUNS_ROOT = "trajbench-runs"
 
 
-async def run_replay(config: RunConfig, *, client_factory: Callable[[WorkerPlan], Any] | None = None, interrupt: Interrupt | None = None) -> Path:
+async def run_replay(
+    config: RunConfig, *, client_factory: Callable[[WorkerPlan], Any] | None = None, interrupt: Interrupt | None = None
+) -> Path:
     """Run one replay and return its run folder. `client_factory` (in-process runs only) replaces
     the HTTP client, e.g. with one over a test transport; the endpoint is then not checked.
     `interrupt` is the caller's signal handling (a sweep's, installed across its points); without
@@ -59,7 +62,9 @@ async def run_replay(config: RunConfig, *, client_factory: Callable[[WorkerPlan]
         return await _run_replay(config, client_factory, own)
 
 
-async def _run_replay(config: RunConfig, client_factory: Callable[[WorkerPlan], Any] | None, interrupt: Interrupt) -> Path:
+async def _run_replay(
+    config: RunConfig, client_factory: Callable[[WorkerPlan], Any] | None, interrupt: Interrupt
+) -> Path:
     config.check()
     shards = Shards(config.shards)
     verification = traces.verify_shards(shards)  # a tampered or corrupt shard never reaches the wire
@@ -82,10 +87,19 @@ async def _run_replay(config: RunConfig, client_factory: Callable[[WorkerPlan], 
             started = True
             plans = [
                 WorkerPlan(
-                    worker=w, slots=slots_of_worker(config.concurrency, config.workers, w), shards=str(shards.path),
-                    profile=profile.name, base_url=base_url, model=config.model, inject_delays=config.inject_delays,
-                    turn_timeout=config.turn_timeout, headers=tuple(config.headers), tokenizer=config.tokenizer,
-                    api_key=config.api_key, max_completion_tokens=config.max_completion_tokens, limits=config.limits,
+                    worker=w,
+                    slots=slots_of_worker(config.concurrency, config.workers, w),
+                    shards=str(shards.path),
+                    profile=profile.name,
+                    base_url=base_url,
+                    model=config.model,
+                    inject_delays=config.inject_delays,
+                    turn_timeout=config.turn_timeout,
+                    headers=tuple(config.headers),
+                    tokenizer=config.tokenizer,
+                    api_key=config.api_key,
+                    max_completion_tokens=config.max_completion_tokens,
+                    limits=config.limits,
                     reuse_connections=target.keep_alive is not False,
                 )
                 for w in range(config.workers)
@@ -98,10 +112,18 @@ async def _run_replay(config: RunConfig, client_factory: Callable[[WorkerPlan], 
 
                 backend: Backend
                 if config.workers == 1:
-                    backend = LocalBackend(plans[0], coordinator, sink, client_factory=client_factory or open_client, counter=counter)
+                    backend = LocalBackend(
+                        plans[0], coordinator, sink, client_factory=client_factory or open_client, counter=counter
+                    )
                 else:
                     backend = ProcessBackend(plans, coordinator, sink)
-                display = LiveDisplay(state, backend.status, concurrency=config.concurrency, window_closed=lambda: coordinator.window_close_ns is not None, enabled=config.display)
+                display = LiveDisplay(
+                    state,
+                    backend.status,
+                    concurrency=config.concurrency,
+                    window_closed=lambda: coordinator.window_close_ns is not None,
+                    enabled=config.display,
+                )
                 async with display:
                     await _drive(backend, config.drain_timeout, state, interrupt)
     except BaseException:
@@ -119,7 +141,9 @@ def _finish(run_dir: Path, coordinator: Coordinator, state: RunState, crashed: b
     if not (run_dir / RUN_FILE).is_file() or not (run_dir / RECORDS_FILE).is_file():
         return  # nothing ran (e.g. the simulator did not start)
     try:
-        write_results(run_dir, window_close_ns=coordinator.window_close_ns, interrupted=state.interrupted, crashed=crashed)
+        write_results(
+            run_dir, window_close_ns=coordinator.window_close_ns, interrupted=state.interrupted, crashed=crashed
+        )
     except Exception:
         if not crashed:
             raise
@@ -161,7 +185,9 @@ async def _endpoint(config: RunConfig) -> AsyncIterator[tuple[str, Target]]:
     try:
         from .sim.embedded import start_simulator
     except ImportError:
-        raise ReplayError("no --endpoint given and this trajbench has no embedded simulator; pass --endpoint URL") from None
+        raise ReplayError(
+            "no --endpoint given and this trajbench has no embedded simulator; pass --endpoint URL"
+        ) from None
     with start_simulator(config.sim) as sim:
         yield sim.base_url, Target("simulated", "the embedded simulator (no --endpoint)")
 
@@ -171,8 +197,14 @@ async def _check_target(config: RunConfig, profile: traces.Profile, base_url: st
     if config.skip_preflight:
         found = await identify(base_url, api_key=config.api_key)
     else:
-        found = await preflight(base_url, profile=profile, model=config.model, api_key=config.api_key,
-                                limits=config.limits, turn_timeout=config.turn_timeout)
+        found = await preflight(
+            base_url,
+            profile=profile,
+            model=config.model,
+            api_key=config.api_key,
+            limits=config.limits,
+            turn_timeout=config.turn_timeout,
+        )
     if given.kind == "simulated":  # the embedded simulator: known without asking
         return replace(found, kind="simulated", evidence=given.evidence)
     return found
@@ -183,7 +215,7 @@ def run_dir_of(config: RunConfig) -> Path:
     `trajbench-runs/<UTC time>-c<C>`. An existing non-empty folder is refused unless `overwrite`,
     and even then only if it is a run folder."""
     if config.out is None:
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         base = Path(RUNS_ROOT) / f"{stamp}-c{config.concurrency}"
         path, k = base, 1
         while path.exists():
@@ -197,7 +229,9 @@ def run_dir_of(config: RunConfig) -> Path:
         if not config.overwrite:
             raise ReplayError(f"--out {path}: folder exists and is not empty; pass another --out or --overwrite")
         if not (path / RUN_FILE).is_file():
-            raise ReplayError(f"--out {path}: not a run folder (no {RUN_FILE}); refusing to overwrite it, pass another --out")
+            raise ReplayError(
+                f"--out {path}: not a run folder (no {RUN_FILE}); refusing to overwrite it, pass another --out"
+            )
     traces.check_writable(path, error=ReplayError)
     return path
 
@@ -224,7 +258,9 @@ def planned_turns(shards: Shards, num_instances: int) -> int:
                 files[e.shard] = pq.read_metadata(path)
             per_instance.append(files[e.shard].row_group(e.group).num_rows)
         except (pa.ArrowException, OSError, IndexError) as exc:
-            raise traces.ShardError(f"{path}: not a readable shard file ({exc}); rebuild the folder with `trajbench traces build`") from None
+            raise traces.ShardError(
+                f"{path}: not a readable shard file ({exc}); rebuild the folder with `trajbench traces build`"
+            ) from None
     m = len(per_instance)
     return sum(per_instance) * (num_instances // m) + sum(per_instance[: num_instances % m])
 
@@ -246,8 +282,14 @@ def request_params(profile: traces.Profile, max_completion_tokens: int | None) -
 
 
 def run_info(
-    config: RunConfig, shards: Shards, profile: traces.Profile, base_url: str, target: Target | str, num: int,
-    *, verification: traces.Verification | None = None,
+    config: RunConfig,
+    shards: Shards,
+    profile: traces.Profile,
+    base_url: str,
+    target: Target | str,
+    num: int,
+    *,
+    verification: traces.Verification | None = None,
 ) -> RunInfo:
     """run.json: everything needed to reproduce and judge the run; never the API key.
     `shard_verification` records the check of the shard files made before the first request."""
@@ -257,10 +299,12 @@ def run_info(
     counts = shards.manifest.counts
     return RunInfo(
         trajbench_version=traces.__version__,
-        started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        started_at=datetime.now(UTC).isoformat(timespec="seconds"),
         started_monotonic_ns=time.monotonic_ns(),
         shards=str(shards.path.resolve()),
-        dataset=DatasetRef(shards.manifest.name, shards.content_hash, counts.trajectories, counts.instances, counts.client_turns),
+        dataset=DatasetRef(
+            shards.manifest.name, shards.content_hash, counts.trajectories, counts.instances, counts.client_turns
+        ),
         shard_verification=ShardCheck.of(verification),
         salt=opts.salt,
         salt_seed=opts.seed,
@@ -272,7 +316,8 @@ def run_info(
         target=target.kind,
         target_evidence=target.evidence,
         preflight=Preflight(
-            target.checked, list(target.served_models) if target.served_models is not None else None, target.keep_alive),
+            target.checked, list(target.served_models) if target.served_models is not None else None, target.keep_alive
+        ),
         api_key_given=config.api_key is not None,
         concurrency=config.concurrency,
         num_trajectories=num,

@@ -37,7 +37,7 @@ class Source(Protocol):
 
 
 class ChatClient(Protocol):
-    async def stream_chat(self, body: dict[str, Any], headers: dict[str, str], *, timeout_s: float) -> "StreamResult": ...
+    async def stream_chat(self, body: dict[str, Any], headers: dict[str, str], *, timeout_s: float) -> StreamResult: ...
 
 
 class AnswerCounter(Protocol):
@@ -101,7 +101,11 @@ def instance_prompts(shards: Shards, instance: Instance, cycle: int) -> tuple[in
     if cycle == 0:
         return instance.repeat, instance.instance_id, None
     repeat = instance.repeat + cycle * max_stored_repeat(shards)
-    return repeat, traces.logical_id(instance.trajectory_id, repeat), traces.salt_for(shards, instance.trajectory_id, repeat)
+    return (
+        repeat,
+        traces.logical_id(instance.trajectory_id, repeat),
+        traces.salt_for(shards, instance.trajectory_id, repeat),
+    )
 
 
 def session_headers(names: tuple[str, ...], logical: str) -> dict[str, str]:
@@ -177,8 +181,12 @@ class Scheduler:
         repeat, logical, salt = instance_prompts(self.shards, instance, ref.cycle)
         first = instance.turns[0]
         run = _Run(
-            slot, logical, repeat, session_headers(self.plan.headers, logical),
-            salt.repeat if salt else first.salt_repeat, salt.conversation if salt else first.salt_conversation,
+            slot,
+            logical,
+            repeat,
+            session_headers(self.plan.headers, logical),
+            salt.repeat if salt else first.salt_repeat,
+            salt.conversation if salt else first.salt_conversation,
         )
         prompts = list(traces.iter_prompts(instance, salt=salt))
         for k, prompt in enumerate(prompts):
@@ -199,19 +207,33 @@ class Scheduler:
         try:
             await asyncio.wait_for(self.source.stop_event.wait(), delay)
             return False
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return True
         finally:
             self.waiting -= 1
 
     async def _send(self, run: _Run, prompt: TurnPrompt, delay: float) -> Record:
-        body = traces.request_body(prompt.messages, prompt.tools, self.profile, model=self.plan.model, max_completion_tokens=self.plan.max_completion_tokens)
+        body = traces.request_body(
+            prompt.messages,
+            prompt.tools,
+            self.profile,
+            model=self.plan.model,
+            max_completion_tokens=self.plan.max_completion_tokens,
+        )
         t_call = self._clock()
         self.active += 1
         try:
             result = await self.client.stream_chat(body, dict(run.headers), timeout_s=self.plan.turn_timeout)
         except asyncio.CancelledError:
-            self.source.emit(self._record(run, prompt, delay, t_send_ns=t_call, error=("cancelled", "cancelled while in flight (run interrupted)")))
+            self.source.emit(
+                self._record(
+                    run,
+                    prompt,
+                    delay,
+                    t_send_ns=t_call,
+                    error=("cancelled", "cancelled while in flight (run interrupted)"),
+                )
+            )
             raise
         finally:
             self.active -= 1
@@ -220,7 +242,9 @@ class Scheduler:
             # Tokenizing a long answer takes milliseconds: off the loop, so it cannot delay the
             # other slots' chunk timestamps.
             try:
-                client_tokens = await asyncio.get_running_loop().run_in_executor(self._reader, self._client_tokens, result)
+                client_tokens = await asyncio.get_running_loop().run_in_executor(
+                    self._reader, self._client_tokens, result
+                )
             except asyncio.CancelledError:
                 self.source.emit(self._record(run, prompt, delay, result=result))  # the turn did finish
                 raise
@@ -240,7 +264,7 @@ class Scheduler:
         prompt: TurnPrompt,
         delay: float,
         *,
-        result: "StreamResult | None" = None,
+        result: StreamResult | None = None,
         t_send_ns: int = 0,
         error: tuple[str, str] | None = None,
         client_tokens: tuple[int | None, int | None] = (None, None),
@@ -264,9 +288,22 @@ class Scheduler:
         if result is None:
             kind, message = error or ("cancelled", "")
             return Record(
-                **common, t_send_ns=t_send_ns, t_first_ns=None, t_last_ns=None, chunk_ns=(), content="", reasoning="",
-                tool_calls=(), finish_reason=None, prompt_tokens=None, completion_tokens=None, cached_tokens=None,
-                client_output_tokens=None, http_status=None, error_kind=kind, error_message=message,
+                **common,
+                t_send_ns=t_send_ns,
+                t_first_ns=None,
+                t_last_ns=None,
+                chunk_ns=(),
+                content="",
+                reasoning="",
+                tool_calls=(),
+                finish_reason=None,
+                prompt_tokens=None,
+                completion_tokens=None,
+                cached_tokens=None,
+                client_output_tokens=None,
+                http_status=None,
+                error_kind=kind,
+                error_message=message,
             )
         usage = result.usage or {}
         details = usage.get("prompt_tokens_details") or {}
@@ -291,12 +328,16 @@ class Scheduler:
             client_tokens_after_first=client_tokens[1],
         )
 
-    def _client_tokens(self, result: "StreamResult") -> tuple[int | None, int | None]:
+    def _client_tokens(self, result: StreamResult) -> tuple[int | None, int | None]:
         """The answer's output tokens and those after its first chunk, counted as the reference
         counts them (docs/metrics.md): an answer with reasoning or tool calls is counted through
         the chat template, in both parts."""
         assert self.counter is not None
-        whole = {"content": result.content, "reasoning_content": result.reasoning, "tool_calls": list(result.tool_calls)}
+        whole = {
+            "content": result.content,
+            "reasoning_content": result.reasoning,
+            "tool_calls": list(result.tool_calls),
+        }
         content, reasoning, calls = result.after_first
         structured = bool(result.reasoning or result.tool_calls)
         tail = {"content": content, "reasoning_content": reasoning, "tool_calls": list(calls)}

@@ -94,7 +94,9 @@ class SSEParser:
         cap = self.max_event_bytes
         if len(self._buf) > cap or any(len(line) > cap for line in lines):
             self._buf = b""
-            events.append((TOO_LARGE, f"an SSE line is longer than {format_size(cap)} (raise the cap with --max-event-mb)"))
+            events.append(
+                (TOO_LARGE, f"an SSE line is longer than {format_size(cap)} (raise the cap with --max-event-mb)")
+            )
             self.done = True
             return True
         return False
@@ -116,7 +118,12 @@ class SSEParser:
             except orjson.JSONDecodeError:
                 if len(payload) > self.max_event_bytes:
                     self._pending = None
-                    events.append((TOO_LARGE, f"an SSE event is longer than {format_size(self.max_event_bytes)} (raise the cap with --max-event-mb)"))
+                    events.append(
+                        (
+                            TOO_LARGE,
+                            f"an SSE event is longer than {format_size(self.max_event_bytes)} (raise the cap with --max-event-mb)",
+                        )
+                    )
                     self.done = True
                     return True
                 self._pending = payload  # maybe continued on the next data: line of this event
@@ -173,8 +180,23 @@ class ChatStream:
     denominator, docs/metrics.md) can be counted.
     """
 
-    __slots__ = ("parser", "content", "reasoning", "calls", "tail_calls", "tool_deltas", "first_chars",
-                 "finish_reason", "usage", "chunk_ns", "t_first_ns", "t_last_ns", "done", "error_kind", "error_message")
+    __slots__ = (
+        "calls",
+        "chunk_ns",
+        "content",
+        "done",
+        "error_kind",
+        "error_message",
+        "finish_reason",
+        "first_chars",
+        "parser",
+        "reasoning",
+        "t_first_ns",
+        "t_last_ns",
+        "tail_calls",
+        "tool_deltas",
+        "usage",
+    )
 
     def __init__(self, max_event_bytes: int = MAX_EVENT_BYTES) -> None:
         self.parser = SSEParser(max_event_bytes)

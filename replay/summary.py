@@ -10,9 +10,10 @@ the one extra key `trajbench`.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import traces
 
@@ -58,7 +59,12 @@ class ResultSummary(traces.JsonFile):
 
 
 def build_summary(
-    records: Sequence[Record], run_config: dict[str, Any], *, window_close_ns: int | None = None, interrupted: bool = False, crashed: bool = False
+    records: Sequence[Record],
+    run_config: dict[str, Any],
+    *,
+    window_close_ns: int | None = None,
+    interrupted: bool = False,
+    crashed: bool = False,
 ) -> ResultSummary:
     ref = reference_metrics(records, window_close_ns=window_close_ns)
     state = "interrupted" if interrupted or crashed else "complete"
@@ -74,11 +80,15 @@ def build_summary(
     )
 
 
-def write_results(run_dir: str | Path, *, window_close_ns: int | None = None, interrupted: bool = False, crashed: bool = False) -> ResultSummary:
+def write_results(
+    run_dir: str | Path, *, window_close_ns: int | None = None, interrupted: bool = False, crashed: bool = False
+) -> ResultSummary:
     """Read the run's records and run.json, write both result files, return the summary."""
     run_dir = Path(run_dir)
     run = read_run_info(run_dir).to_json()
-    summary = build_summary(list(read_records(run_dir)), run, window_close_ns=window_close_ns, interrupted=interrupted, crashed=crashed)
+    summary = build_summary(
+        list(read_records(run_dir)), run, window_close_ns=window_close_ns, interrupted=interrupted, crashed=crashed
+    )
     summary.write(run_dir)
     (run_dir / REPORT_FILE).write_text(render_report(summary), encoding="utf-8")
     return summary
@@ -109,7 +119,7 @@ class RunOutcome:
         return self.finished and self.sent > 0 and self.ok == 0 and not self.interrupted
 
     @classmethod
-    def read(cls, run_dir: str | Path) -> "RunOutcome":
+    def read(cls, run_dir: str | Path) -> RunOutcome:
         try:
             ours = ResultSummary.read(run_dir).trajbench
         except traces.ContractError:
@@ -120,7 +130,9 @@ class RunOutcome:
         """The error of a run where every turn failed: counts by kind and the first error."""
         first = next((r for r in read_records(run_dir) if r.error_kind not in (None, "aborted")), None)
         first_error = None if first is None else f"{first.error_kind}: {first.error_message}"
-        kinds = ", ".join(f"{k} {v}" for k, v in sorted(self.errors_by_kind.items(), key=lambda kv: (-kv[1], kv[0])) if k != "aborted")
+        kinds = ", ".join(
+            f"{k} {v}" for k, v in sorted(self.errors_by_kind.items(), key=lambda kv: (-kv[1], kv[0])) if k != "aborted"
+        )
         n = "the 1 issued turn" if self.sent == 1 else f"every one of the {self.sent} issued turns"
         return AllTurnsFailed(
             f"{n} failed ({kinds}); nothing was measured. First error: {first_error}. "
@@ -171,7 +183,8 @@ def render_report(s: ResultSummary) -> str:
         f"reference   issued {s.n_samples_issued}  completed {s.n_samples_completed}  failed {s.n_samples_failed}  "
         f"(tracked turns, as the reference counts them)",
         "",
-        f"  {'metric':<22}{'n':>8}  " + "".join(f"{h:>10}" for h in ["avg", "min"] + [f"p{p}" for p in _SHOWN] + ["max"]),
+        f"  {'metric':<22}{'n':>8}  "
+        + "".join(f"{h:>10}" for h in ["avg", "min"] + [f"p{p}" for p in _SHOWN] + ["max"]),
         _dist_row("TTFT ms", t.ttft, _ms),
         _dist_row("TPOT ms", t.tpot, _ms),
         _dist_row("ITL ms", t.itl, _ms),
@@ -186,9 +199,13 @@ def render_report(s: ResultSummary) -> str:
         lines.append(f"TPOT          tokens after the first chunk counted by: {how}")
     c = t.cached_tokens
     if c.turns_reporting and c.hit_rate is not None:
-        lines.append(f"prefix cache  {c.cached_tokens_sum} of {c.prompt_tokens_sum} prompt tokens cached ({100 * c.hit_rate:.1f} %)")
+        lines.append(
+            f"prefix cache  {c.cached_tokens_sum} of {c.prompt_tokens_sum} prompt tokens cached ({100 * c.hit_rate:.1f} %)"
+        )
     tok = t.tokens
-    lines.append(f"token counts  output from server usage {tok.output_from_server}, from client tokenizer {tok.output_from_client}, unknown {tok.output_unknown}")
+    lines.append(
+        f"token counts  output from server usage {tok.output_from_server}, from client tokenizer {tok.output_from_client}, unknown {tok.output_unknown}"
+    )
     if tok.output_client_minus_server.n and tok.output_client_minus_server.avg is not None:
         lines.append(f"              client − server output tokens: mean {tok.output_client_minus_server.avg:.2f}")
     lines.append(f"finish        {', '.join(f'{k} {v}' for k, v in t.finish_reasons.items()) or '-'}")

@@ -21,9 +21,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import traces
 from traces import make_dir
@@ -73,7 +74,9 @@ def _check_folder(folder: Path) -> None:
     if folder.exists() and not folder.is_dir():
         raise ReplayError(f"--out {folder}: is a file; pass a folder for the sweep")
     if folder.is_dir() and not (folder / SWEEP_FILE).is_file() and any(folder.iterdir()):
-        raise ReplayError(f"--out {folder}: holds files but no {SWEEP_FILE}, so it is not a sweep to resume; choose a new --out")
+        raise ReplayError(
+            f"--out {folder}: holds files but no {SWEEP_FILE}, so it is not a sweep to resume; choose a new --out"
+        )
 
 
 def _clear_point(run_dir: Path) -> None:
@@ -83,7 +86,9 @@ def _clear_point(run_dir: Path) -> None:
     if run_dir.is_dir() and not run_dir.is_symlink() and ((run_dir / RUN_FILE).is_file() or not any(run_dir.iterdir())):
         shutil.rmtree(run_dir)
         return
-    raise ReplayError(f"{run_dir}: in the way of this sweep's point but not a run folder (no {RUN_FILE}); move it away or choose another --out")
+    raise ReplayError(
+        f"{run_dir}: in the way of this sweep's point but not a run folder (no {RUN_FILE}); move it away or choose another --out"
+    )
 
 
 async def run_sweep(
@@ -102,7 +107,15 @@ async def run_sweep(
     _check_folder(folder)
     make_dir(folder, error=ReplayError)
     # through JSON, so a resumed sweep compares like with like (tuples come back as lists)
-    base_json = json.loads(json.dumps({k: v for k, v in traces.to_json(base).items() if k not in ("api_key", "out", "concurrency", "display", "skip_preflight")}))
+    base_json = json.loads(
+        json.dumps(
+            {
+                k: v
+                for k, v in traces.to_json(base).items()
+                if k not in ("api_key", "out", "concurrency", "display", "skip_preflight")
+            }
+        )
+    )
     before: dict[str, str] = {}
     if SweepPlan.exists(folder):
         try:
@@ -110,7 +123,9 @@ async def run_sweep(
         except traces.ContractError as exc:
             raise ReplayError(f"{exc}; choose a new --out") from None
         if old.base != base_json:
-            raise ReplayError(f"{folder}: holds a sweep with other settings; use another --out or the same options to resume it")
+            raise ReplayError(
+                f"{folder}: holds a sweep with other settings; use another --out or the same options to resume it"
+            )
         before = {p.dir: p.status for p in old.points}
     plan = SweepPlan(base_json, list(concurrencies), [SweepPoint(c, f"c{c:04d}", "pending") for c in concurrencies])
     interrupt = Interrupt()
@@ -133,7 +148,15 @@ async def run_sweep(
             mark("running")
             echo(f"C={point.concurrency}: replaying …")
             try:
-                await run_replay(replace(base, concurrency=point.concurrency, out=str(run_dir), workers=min(base.workers, point.concurrency)), interrupt=interrupt)
+                await run_replay(
+                    replace(
+                        base,
+                        concurrency=point.concurrency,
+                        out=str(run_dir),
+                        workers=min(base.workers, point.concurrency),
+                    ),
+                    interrupt=interrupt,
+                )
             except BaseException:
                 mark("failed")
                 raise
@@ -144,13 +167,19 @@ async def run_sweep(
                 break
             if outcome.all_failed:
                 mark("failed")
-                raise AllTurnsFailed(f"C={point.concurrency}: {outcome.failure(run_dir)}; the sweep stopped here (rerun the same command to resume from this point)")
+                raise AllTurnsFailed(
+                    f"C={point.concurrency}: {outcome.failure(run_dir)}; the sweep stopped here (rerun the same command to resume from this point)"
+                )
             if after_point is not None:
                 after_point(run_dir)
             mark("done")
     plan.write(folder)
     if interrupt.requested:
-        where = f"C={stopped_at.concurrency} was interrupted and will be rerun" if stopped_at else "it stopped between points"
+        where = (
+            f"C={stopped_at.concurrency} was interrupted and will be rerun"
+            if stopped_at
+            else "it stopped between points"
+        )
         todo = sum(p.status != "done" for p in plan.points)
         raise Interrupted(
             f"sweep {folder} stopped by a signal: {where}; {todo} point(s) still to run "

@@ -41,7 +41,7 @@ import asyncio
 import select
 import ssl
 import time
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 import httpx
 
@@ -57,7 +57,7 @@ MAX_IDLE_S = 4.0  # below the common 5 s server keep-alive timeout; the referenc
 class _Body(httpx.AsyncByteStream):
     """The response body: yields each socket read as it was received."""
 
-    def __init__(self, pool: "FastTransport", conn: Connection, timing: Timing, read_timeout: float | None) -> None:
+    def __init__(self, pool: FastTransport, conn: Connection, timing: Timing, read_timeout: float | None) -> None:
         self._pool = pool
         self._conn = conn
         self._timing = timing
@@ -103,8 +103,13 @@ class FastTransport(httpx.AsyncBaseTransport):
     the size of each response, `max_idle_s` how long a kept-alive socket may wait for reuse."""
 
     def __init__(
-        self, max_connections: int = 100, *, verify: bool | ssl.SSLContext = True,
-        limits: ResponseLimits = ResponseLimits(), max_idle_s: float = MAX_IDLE_S, reuse: bool = True,
+        self,
+        max_connections: int = 100,
+        *,
+        verify: bool | ssl.SSLContext = True,
+        limits: ResponseLimits = ResponseLimits(),
+        max_idle_s: float = MAX_IDLE_S,
+        reuse: bool = True,
     ) -> None:
         self._max = max_connections
         self._limits = limits
@@ -146,7 +151,9 @@ class FastTransport(httpx.AsyncBaseTransport):
             self._sem.release()
             raise
 
-    async def _exchange(self, key: tuple[str, str, int], request: httpx.Request, payload: bytes, timeouts: dict) -> httpx.Response:
+    async def _exchange(
+        self, key: tuple[str, str, int], request: httpx.Request, payload: bytes, timeouts: dict
+    ) -> httpx.Response:
         """Write the request on a live connection and wait for the response head.
 
         Never sends a request twice: a kept-alive socket found dead *before* anything is written
@@ -162,7 +169,9 @@ class FastTransport(httpx.AsyncBaseTransport):
             conn.close()  # closed between the pool's check and the write: nothing was sent
             self.reconnects += 1
         else:
-            raise httpx.ConnectError(f"every new connection to {key[1]}:{key[2]} closed before the request could be written", request=request)
+            raise httpx.ConnectError(
+                f"every new connection to {key[1]}:{key[2]} closed before the request could be written", request=request
+            )
         try:
             timing = conn.timing
             try:
@@ -177,11 +186,15 @@ class FastTransport(httpx.AsyncBaseTransport):
             raise
         conn.exchanges += 1
         return httpx.Response(
-            conn.status, headers=conn.headers, stream=_Body(self, conn, timing, read_timeout),
+            conn.status,
+            headers=conn.headers,
+            stream=_Body(self, conn, timing, read_timeout),
             extensions={"http_version": b"HTTP/1.1", TIMING_EXTENSION: timing},
         )
 
-    async def _connection(self, key: tuple[str, str, int], connect_timeout: float | None, request: httpx.Request) -> Connection:
+    async def _connection(
+        self, key: tuple[str, str, int], connect_timeout: float | None, request: httpx.Request
+    ) -> Connection:
         idle = self._idle.get(key)
         now = time.monotonic_ns()
         while idle:
@@ -200,12 +213,16 @@ class FastTransport(httpx.AsyncBaseTransport):
         try:
             async with asyncio.timeout(connect_timeout):
                 _, conn = await loop.create_connection(
-                    lambda: Connection(key, self._read_buffer, self._limits), host, port,
+                    lambda: Connection(key, self._read_buffer, self._limits),
+                    host,
+                    port,
                     ssl=self._ssl_context() if scheme == "https" else None,
                     server_hostname=host if scheme == "https" else None,
                 )
         except TimeoutError:
-            raise httpx.ConnectTimeout(f"no connection to {host}:{port} within {connect_timeout} s", request=request) from None
+            raise httpx.ConnectTimeout(
+                f"no connection to {host}:{port} within {connect_timeout} s", request=request
+            ) from None
         except OSError as exc:
             raise httpx.ConnectError(f"cannot connect to {host}:{port}: {exc}", request=request) from None
         return conn

@@ -25,7 +25,18 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from .backend import Sink, load_counter, open_client
-from .coordinator import Assign, Coordinator, NextInstance, SlotStatus, Start, Stop, TurnDone, WindowClosed, WorkerExit, WorkerReady
+from .coordinator import (
+    Assign,
+    Coordinator,
+    NextInstance,
+    SlotStatus,
+    Start,
+    Stop,
+    TurnDone,
+    WindowClosed,
+    WorkerExit,
+    WorkerReady,
+)
 from .errors import ReplayError
 from .records import Record
 from .scheduler import Scheduler, WorkerPlan
@@ -52,7 +63,9 @@ class ProcessBackend:
         ctx = mp.get_context("spawn")  # fork would copy the parent's event loop and threads
         for plan in self.plans:
             parent_end, child_end = ctx.Pipe(duplex=True)
-            proc = ctx.Process(target=worker_main, args=(plan, child_end), name=f"trajbench-worker-{plan.worker}", daemon=True)
+            proc = ctx.Process(
+                target=worker_main, args=(plan, child_end), name=f"trajbench-worker-{plan.worker}", daemon=True
+            )
             proc.start()
             child_end.close()
             self._conns[plan.worker] = parent_end

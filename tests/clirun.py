@@ -12,9 +12,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,8 +59,15 @@ def trajbench(*args: str, cwd: Path | None = None, timeout: float = 120, measure
     return Done(p.returncode, p.stdout, err, rss)
 
 
-def interrupt_when(args: Sequence[str], ready: Callable[[], bool], sig: signal.Signals, *, cwd: Path | None = None,
-                   timeout: float = 120, settle: float = 0.0) -> Done:
+def interrupt_when(
+    args: Sequence[str],
+    ready: Callable[[], bool],
+    sig: signal.Signals,
+    *,
+    cwd: Path | None = None,
+    timeout: float = 120,
+    settle: float = 0.0,
+) -> Done:
     """Start `trajbench ARGS`, wait until `ready()` holds (polled), wait `settle` seconds more,
     send `sig`, and return how the command ended."""
     p = subprocess.Popen(command(*args), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())

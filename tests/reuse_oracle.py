@@ -3,13 +3,15 @@ check `traces stats` against (built from the same prompt plan, counted a simpler
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from traces import Shards
 from traces.analysis.reuse import Reuse, plan_within, prompt_plan, salted_system, system_segment
 
 
-def ideal_within_reuse(shards: str | Shards, count: Callable[[str], int] = len, *, salt_mode: str | None = None) -> Reuse:
+def ideal_within_reuse(
+    shards: str | Shards, count: Callable[[str], int] = len, *, salt_mode: str | None = None
+) -> Reuse:
     """Ideal within-trajectory prefix reuse of a shard folder, at message granularity.
 
     Each turn may reuse the longest run of leading segments (system message, tool list, other

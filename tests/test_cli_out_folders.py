@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from clirun import trajbench
 
 SAMPLE = Path(__file__).resolve().parent.parent / "traces" / "data" / "sample.jsonl"
@@ -17,7 +16,9 @@ CLOSED = "http://127.0.0.1:9"
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory, sample_shards: Path) -> Path:
     out = tmp_path_factory.mktemp("run") / "run"
-    done = trajbench("replay", "run", str(sample_shards), "--no-delays", "--out", str(out), "--sim-args", "--osl-mean 4")
+    done = trajbench(
+        "replay", "run", str(sample_shards), "--no-delays", "--out", str(out), "--sim-args", "--osl-mean 4"
+    )
     assert (out / "result_summary.json").is_file(), done.err
     return out
 
@@ -33,7 +34,17 @@ COMMANDS = {
     "traces build": lambda out, shards, run: ["traces", "build", str(SAMPLE), "--out", str(out)],
     "traces stats": lambda out, shards, run: ["traces", "stats", str(shards), "--out", str(out)],
     "replay run": lambda out, shards, run: ["replay", "run", str(shards), "--endpoint", CLOSED, "--out", str(out)],
-    "replay sweep": lambda out, shards, run: ["replay", "sweep", str(shards), "-c", "1", "--endpoint", CLOSED, "--out", str(out)],
+    "replay sweep": lambda out, shards, run: [
+        "replay",
+        "sweep",
+        str(shards),
+        "-c",
+        "1",
+        "--endpoint",
+        CLOSED,
+        "--out",
+        str(out),
+    ],
     "report": lambda out, shards, run: ["report", str(run), "--out", str(out)],
 }
 
@@ -82,4 +93,6 @@ def test_read_only_folder(tmp_path: Path) -> None:
         done = trajbench("traces", "build", str(SAMPLE), "--out", str(ro / "shards"))
     finally:
         ro.chmod(0o755)
-    assert done.code == 1 and done.error_lines == [f"Error: --out {ro / 'shards'}: cannot write here (Permission denied); choose a writable location for --out"]
+    assert done.code == 1 and done.error_lines == [
+        f"Error: --out {ro / 'shards'}: cannot write here (Permission denied); choose a writable location for --out"
+    ]

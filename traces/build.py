@@ -12,28 +12,39 @@ import hashlib
 import os
 import shutil
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .version import __version__
 from .canonical import content_line, sha256_file
 from .errors import TraceError
 from .formats import FORMATS
 from .formats.mlperf_jsonl import row_to_flat
+from .layout import shard_file
+from .manifest import (
+    FORMAT_VERSION,
+    BuildRecord,
+    Counts,
+    InstanceEntry,
+    Manifest,
+    MarkerTally,
+    ShardFile,
+    SourceFile,
+    TokenizerInfo,
+)
 from .marker import Marker
 from .marker import choose as choose_marker
 from .model import Trajectory
 from .outdir import check_replaceable, replace_dir, sweep_stale, temp_sibling, unwritable
 from .prompts import PromptBuilder, wire_messages
 from .salt import SALT_MODES, make_salt
-from .layout import shard_file
-from .manifest import FORMAT_VERSION, BuildRecord, Counts, InstanceEntry, Manifest, MarkerTally, ShardFile, SourceFile, TokenizerInfo
 from .shards import SCHEMA, logical_id, source_json
 from .sources import read_sources
+from .version import __version__
 
 
 class PromptCount(Protocol):
@@ -110,7 +121,9 @@ class MarkerCheck:
         self.positions: Counter[str] = Counter()
         self.unmarked: list[tuple[str, int]] = []
 
-    def choose(self, key: tuple[str, int], message: dict[str, Any], before: list[dict[str, Any]], after: list[dict[str, Any]]) -> Marker | None:
+    def choose(
+        self, key: tuple[str, int], message: dict[str, Any], before: list[dict[str, Any]], after: list[dict[str, Any]]
+    ) -> Marker | None:
         if key in self.chosen:
             return self.chosen[key]
         marker = choose_marker(message, self._differs(message, before, after) if self.render is not None else None)
@@ -122,7 +135,9 @@ class MarkerCheck:
             self.positions["leading space" if marker.at == 0 else marker.field] += 1
         return marker
 
-    def _differs(self, message: dict[str, Any], before: list[dict[str, Any]], after: list[dict[str, Any]]) -> Callable[[dict[str, Any]], bool]:
+    def _differs(
+        self, message: dict[str, Any], before: list[dict[str, Any]], after: list[dict[str, Any]]
+    ) -> Callable[[dict[str, Any]], bool]:
         """Does a marked copy of `message` render differently from it, in its next-turn context?"""
         render = self.render
         assert render is not None
@@ -213,7 +228,9 @@ def instance_rows(
             "prompt_sha256": builder.sha256(),
             "prompt_chars": builder.chars,
             "expected_json": source_json(expected) if expected is not None else None,
-            "intent_codes": [c.upper() for c in answer.intent_codes] if answer is not None and answer.intent_codes else None,
+            "intent_codes": [c.upper() for c in answer.intent_codes]
+            if answer is not None and answer.intent_codes
+            else None,
             "isl_tokens": None,
             "delta_tokens": None,
             "expected_osl_tokens": None,

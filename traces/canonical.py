@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 
 def canonical_json(value: Any) -> str:

@@ -10,23 +10,33 @@ generated_by, content hash, and the commands that rebuild it), the body has the 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import yaml
 
-from .analysis import StatsOptions, compute_stats
-from .analysis import write_plots
+from .analysis import StatsOptions, compute_stats, write_plots
 from .cards_body import render_body
-from .errors import TraceError
 from .contract import to_json
+from .errors import TraceError
 from .manifest import Manifest
 from .outdir import unwritable
 from .shards import Shards
 
 SECTIONS = ("Summary", "Sources and collection", "Fields", "Transformations", "Statistics", "Limitations")
-REQUIRED_KEYS = ("name", "version", "license", "sources", "counts", "shards", "tokenizer", "generated_by", "content_hash")
+REQUIRED_KEYS = (
+    "name",
+    "version",
+    "license",
+    "sources",
+    "counts",
+    "shards",
+    "tokenizer",
+    "generated_by",
+    "content_hash",
+)
 
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
 
@@ -52,7 +62,7 @@ def parse_card(path: str | Path) -> Card:
         raise TraceError(f"{p}: front matter is not valid YAML ({exc})") from None
     if not isinstance(meta, dict):
         raise TraceError(f"{p}: front matter must be a YAML mapping")
-    body = text[m.end():]
+    body = text[m.end() :]
     sections = tuple(line[3:].strip() for line in body.splitlines() if line.startswith("## "))
     return Card(p, meta, sections, body)
 
@@ -92,8 +102,14 @@ def _front_matter_from(manifest: Manifest) -> dict[str, Any]:
 
 
 def write_card(
-    shards_dir: str | Path, out: str | Path, *, version: str = "1", license: str = "unknown",
-    summary: str | None = None, build: Sequence[str] = (), tokenizer: Any | None = None,
+    shards_dir: str | Path,
+    out: str | Path,
+    *,
+    version: str = "1",
+    license: str = "unknown",
+    summary: str | None = None,
+    build: Sequence[str] = (),
+    tokenizer: Any | None = None,
     options: StatsOptions | None = None,
 ) -> Path:
     """Write the card of a built shard folder to `out` and its plots to `img/` beside it."""
@@ -107,19 +123,33 @@ def write_card(
     sh = Shards(shards_dir)
     front = _front_matter_from(sh.manifest)
     meta: dict[str, Any] = {
-        "name": front["name"], "version": version, "license": license, "generated_by": front["generated_by"],
-        "content_hash": front["content_hash"], "counts": front["counts"], "sources": front["sources"],
-        "shards": front["shards"], "tokenizer": front["tokenizer"], "build_options": front["build_options"],
+        "name": front["name"],
+        "version": version,
+        "license": license,
+        "generated_by": front["generated_by"],
+        "content_hash": front["content_hash"],
+        "counts": front["counts"],
+        "sources": front["sources"],
+        "shards": front["shards"],
+        "tokenizer": front["tokenizer"],
+        "build_options": front["build_options"],
     }
     if build:
         meta["build"] = list(build)
     stats = compute_stats(sh.path, tokenizer=tokenizer, options=options)
-    meta["statistics"] = {"units": stats["units"], "domains": {d: {"trajectories": v["trajectories"], "client_turns": v["client_turns"]} for d, v in stats["domains"].items()}}
+    meta["statistics"] = {
+        "units": stats["units"],
+        "domains": {
+            d: {"trajectories": v["trajectories"], "client_turns": v["client_turns"]}
+            for d, v in stats["domains"].items()
+        },
+    }
     img_dir = out_path.parent / "img"
-    images = [p.relative_to(out_path.parent).as_posix() for p in write_plots(stats, img_dir, prefix=f"{out_path.stem}-")]
+    images = [
+        p.relative_to(out_path.parent).as_posix() for p in write_plots(stats, img_dir, prefix=f"{out_path.stem}-")
+    ]
     text = "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100) + "---\n\n"
     text += render_body(meta, stats, images, summary)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(text, encoding="utf-8")
     return out_path
-

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .analysis import fmt_number
 from .shards import COLUMNS
@@ -32,25 +33,42 @@ FIELD_DOCS: dict[str, str] = {
     "expected_osl_tokens": "tokens of the recorded answer, counted as the reference counts output (null unless built with `--tokenizer`)",
 }
 
-_METRICS = (("turns_per_trajectory", "turns per trajectory"), ("isl", "ISL"), ("delta", "delta (new input per turn)"),
-            ("expected_osl", "expected OSL"), ("delay_seconds", "delay before a turn (s)"))
+_METRICS = (
+    ("turns_per_trajectory", "turns per trajectory"),
+    ("isl", "ISL"),
+    ("delta", "delta (new input per turn)"),
+    ("expected_osl", "expected OSL"),
+    ("delay_seconds", "delay before a turn (s)"),
+)
 
 
 def stats_markdown(stats: dict[str, Any], images: Sequence[str]) -> str:
     """Tables of lengths, delays, ideal reuse and the LRU curve, then the plots."""
     unit = stats["units"]["lengths"]
-    out = [f"Lengths are in **{unit}**" + (" (no tokenizer was given: characters of the canonical request JSON)." if unit == "chars" else ".")]
+    out = [
+        f"Lengths are in **{unit}**"
+        + (" (no tokenizer was given: characters of the canonical request JSON)." if unit == "chars" else ".")
+    ]
     out += ["", "| domain | metric | n | mean | p50 | p90 | p99 | max |", "|---|---|---:|---:|---:|---:|---:|---:|"]
     for dom, d in stats["domains"].items():
-        out.append(f"| {dom} | trajectories / instances / client turns | {fmt_number(d['trajectories'])} / {fmt_number(d['instances'])} / {fmt_number(d['client_turns'])} | | | | | |")
+        out.append(
+            f"| {dom} | trajectories / instances / client turns | {fmt_number(d['trajectories'])} / {fmt_number(d['instances'])} / {fmt_number(d['client_turns'])} | | | | | |"
+        )
         for key, label in _METRICS:
             s = d[key]
-            out.append(f"| {dom} | {label} | {fmt_number(s['n'])} | {fmt_number(s['mean'])} | {fmt_number(s['p50'])} | {fmt_number(s['p90'])} | {fmt_number(s['p99'])} | {fmt_number(s['max'])} |")
+            out.append(
+                f"| {dom} | {label} | {fmt_number(s['n'])} | {fmt_number(s['mean'])} | {fmt_number(s['p50'])} | {fmt_number(s['p90'])} | {fmt_number(s['p99'])} | {fmt_number(s['max'])} |"
+            )
         out.append(f"| {dom} | total recorded delay (s) | | {fmt_number(d['delay_seconds']['total'])} | | | | |")
     bs = stats["options"]["block_size"]
-    out += ["", f"Ideal prefix reuse (unlimited cache, blocks of {bs} {stats['units']['reuse']}, "
-            f"{stats['options']['concurrency']} users in closed loop): the fraction of input a cache could serve.", "",
-            "| salt | domain | within trajectory | cross trajectory | ideal |", "|---|---|---:|---:|---:|"]
+    out += [
+        "",
+        f"Ideal prefix reuse (unlimited cache, blocks of {bs} {stats['units']['reuse']}, "
+        f"{stats['options']['concurrency']} users in closed loop): the fraction of input a cache could serve.",
+        "",
+        "| salt | domain | within trajectory | cross trajectory | ideal |",
+        "|---|---|---:|---:|---:|",
+    ]
     for mode, by_dom in stats["reuse"].items():
         if "error" in by_dom:
             out.append(f"| {mode} | – | n/a | n/a | {by_dom['error']} |")
@@ -61,8 +79,13 @@ def stats_markdown(stats: dict[str, Any], images: Sequence[str]) -> str:
     out += ["", f"Exact message-level within-trajectory reuse: {ex['fraction']:.2%} of {ex['unit']}."]
     lru = stats.get("lru")
     if lru:
-        out += ["", f"LRU prefix cache with {lru['concurrency']} users (salt {lru['salt']}): hit fraction of input by cache size.", "",
-                f"| cache size ({stats['units']['reuse']}) | hit fraction |", "|---:|---:|"]
+        out += [
+            "",
+            f"LRU prefix cache with {lru['concurrency']} users (salt {lru['salt']}): hit fraction of input by cache size.",
+            "",
+            f"| cache size ({stats['units']['reuse']}) | hit fraction |",
+            "|---:|---:|",
+        ]
         out += [f"| {fmt_number(p['capacity'])} | {p['hit_fraction']:.2%} |" for p in lru["points"]]
         out.append(f"| unlimited | {lru['unlimited']:.2%} |")
     out.append("")
@@ -84,26 +107,56 @@ def render_body(meta: dict[str, Any], stats: dict[str, Any], images: Sequence[st
     mix = ", ".join(f"{v['trajectories']} {d}" for d, v in doms.items())
     sources = "\n".join(f"- `{s['file']}` (sha256 `{s['sha256']}`)" for s in meta["sources"])
     rebuild = "\n".join(meta.get("build") or ["trajbench traces build <sources> --out <folder>"])
-    marker = "on (one space inside every replayed assistant message, docs/history-marker.md)" if opts["history_marker"] else "off (byte-identical reference prompts)"
+    marker = (
+        "on (one space inside every replayed assistant message, docs/history-marker.md)"
+        if opts["history_marker"]
+        else "off (byte-identical reference prompts)"
+    )
     tok = meta["tokenizer"]
     parts = [
-        "## Summary", "",
-        summary or f"`{meta['name']}`: {c['trajectories']} trajectories ({mix}), {c['instances']} instances, "
+        "## Summary",
+        "",
+        summary
+        or f"`{meta['name']}`: {c['trajectories']} trajectories ({mix}), {c['instances']} instances, "
         f"{c['client_turns']} client turns, built by {meta['generated_by']}.",
-        "", "## Sources and collection", "",
-        f"Built from (format `{opts['format']}`):", "", sources, "", "Rebuild it with:", "", "```bash", rebuild, "```",
-        "", f"The content hash `{meta['content_hash']}` identifies the rows on any machine; the shard sha256s "
+        "",
+        "## Sources and collection",
+        "",
+        f"Built from (format `{opts['format']}`):",
+        "",
+        sources,
+        "",
+        "Rebuild it with:",
+        "",
+        "```bash",
+        rebuild,
+        "```",
+        "",
+        f"The content hash `{meta['content_hash']}` identifies the rows on any machine; the shard sha256s "
         "identify these files (they can differ with another pyarrow version).",
-        "", "## Fields", "", "One Parquet row per client turn (docs/files.md):", "", field_table(),
-        "", "## Transformations", "",
-        f"- Salt: `{opts['salt']}`" + (f" (seed {opts['seed']})" if opts["salt"] == "strong" else "")
+        "",
+        "## Fields",
+        "",
+        "One Parquet row per client turn (docs/files.md):",
+        "",
+        field_table(),
+        "",
+        "## Transformations",
+        "",
+        f"- Salt: `{opts['salt']}`"
+        + (f" (seed {opts['seed']})" if opts["salt"] == "strong" else "")
         + " — docs/salting.md: `[salt: R]\\n\\n<system>\\n\\n[salt: C]` on every turn's system message.",
         f"- History marker: {marker}.",
         "- Delays: `delay_seconds` kept as recorded; replay waits them out before each turn (docs/closed-loop.md).",
         f"- Repeats materialised: {opts['repeats']}.",
         f"- Tokenizer: {'`' + tok['name'] + '` (fingerprint `' + tok['fingerprint'] + '`)' if tok else 'none (token columns are null)'}.",
-        "", "## Statistics", "", stats_markdown(stats, images),
-        "", "## Limitations", "",
+        "",
+        "## Statistics",
+        "",
+        stats_markdown(stats, images),
+        "",
+        "## Limitations",
+        "",
         "- Statistics describe the recording; a live model's answers only change timing, never prompts (docs/requests.md).",
         "- Prefix reuse is measured on each message rendered on its own (role, text, tool calls), a close "
         "stand-in for the chat template; the LRU curve replays users round-robin, an approximation of closed loop.",

@@ -5,8 +5,9 @@ and the percentile grid, each percentile an observed value (numpy `method="lower
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -48,5 +49,11 @@ def distribution(values: Sequence[float]) -> Distribution:
     a = np.asarray(values, dtype=np.float64)
     pct: dict[str, float | None] = dict(percentiles(a))
     return Distribution(
-        int(a.size), float(a.sum()), float(a.min()), float(a.max()), float(a.mean()), float(a.std(ddof=1)) if a.size > 1 else 0.0, pct
+        int(a.size),
+        float(a.sum()),
+        float(a.min()),
+        float(a.max()),
+        float(a.mean()),
+        float(a.std(ddof=1)) if a.size > 1 else 0.0,
+        pct,
     )

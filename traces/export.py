@@ -8,7 +8,8 @@ the answer after the last client turn is taken from that turn's ground truth.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .canonical import canonical_json
 from .errors import TraceError

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any
 
 import orjson
 import pyarrow as pa
@@ -122,9 +123,23 @@ def iter_lines(path: str | os.PathLike[str], sink: Sink | None = None) -> Iterat
                     _report(_stream_error(p, exc), sink)
                     return
                 if not ended and size > MAX_SKIP_BYTES:
-                    _report(TraceFormatError(str(p), lineno, f"no newline in the first {MAX_SKIP_BYTES:,} bytes of this line; stopped reading the file (is it a binary file or a device?)"), sink)
+                    _report(
+                        TraceFormatError(
+                            str(p),
+                            lineno,
+                            f"no newline in the first {MAX_SKIP_BYTES:,} bytes of this line; stopped reading the file (is it a binary file or a device?)",
+                        ),
+                        sink,
+                    )
                     return
-                _report(TraceFormatError(str(p), lineno, f"line is {size:,} bytes, over the {MAX_LINE_BYTES:,}-byte limit of one row; split the message or check for a missing newline"), sink)
+                _report(
+                    TraceFormatError(
+                        str(p),
+                        lineno,
+                        f"line is {size:,} bytes, over the {MAX_LINE_BYTES:,}-byte limit of one row; split the message or check for a missing newline",
+                    ),
+                    sink,
+                )
                 continue
             if raw.endswith(b"\n"):
                 raw = raw[:-1]
@@ -143,7 +158,9 @@ def iter_json_objects(path: str | os.PathLike[str], sink: Sink | None = None) ->
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            _report(TraceFormatError(where, lineno, f"invalid UTF-8 at byte {exc.start}; re-encode the file as UTF-8"), sink)
+            _report(
+                TraceFormatError(where, lineno, f"invalid UTF-8 at byte {exc.start}; re-encode the file as UTF-8"), sink
+            )
             continue
         try:
             obj = orjson.loads(raw)
@@ -184,7 +201,11 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
                 out += block
         except (OSError, pa.ArrowException) as exc:
             raise _stream_error(p, exc) from None
-    raise TraceFormatError(str(p), None, f"the document is over {MAX_DOCUMENT_BYTES:,} bytes; write such data as JSON Lines (one record per line), which is read line by line")
+    raise TraceFormatError(
+        str(p),
+        None,
+        f"the document is over {MAX_DOCUMENT_BYTES:,} bytes; write such data as JSON Lines (one record per line), which is read line by line",
+    )
 
 
 @contextmanager

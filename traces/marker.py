@@ -24,8 +24,9 @@ a message no candidate changes gets no marker and is counted.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 #: The one character the marker inserts.
 MARK = " "

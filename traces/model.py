@@ -8,9 +8,10 @@ the client turns or the effective tool list are methods, not stored state.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 ROLES = ("user", "assistant", "tool")
 CLIENT_ROLES = ("user", "tool")

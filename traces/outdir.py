@@ -19,8 +19,8 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from .errors import TraceError
 
@@ -54,7 +54,11 @@ def check_writable(path: Path, *, option: str = "--out", error: type[Exception] 
 
 def unwritable(path: Path, exc: OSError, *, option: str = "--out", error: type[Exception] = TraceError) -> Exception:
     """The error for a write into `path` that failed."""
-    why = "part of the path is a file, not a folder" if isinstance(exc, (FileExistsError, NotADirectoryError)) else exc.strerror
+    why = (
+        "part of the path is a file, not a folder"
+        if isinstance(exc, (FileExistsError, NotADirectoryError))
+        else exc.strerror
+    )
     return error(f"{option} {path}: cannot write here ({why}); choose a writable location for {option}")
 
 
@@ -64,7 +68,11 @@ def is_shard_folder(path: Path) -> bool:
         manifest = json.loads((path / MANIFEST).read_text("utf-8"))
     except (OSError, ValueError):
         return False
-    return isinstance(manifest, dict) and str(manifest.get("generated_by", "")).startswith("trajbench ") and "format_version" in manifest
+    return (
+        isinstance(manifest, dict)
+        and str(manifest.get("generated_by", "")).startswith("trajbench ")
+        and "format_version" in manifest
+    )
 
 
 def _inside(child: Path, folder: Path) -> bool:
@@ -78,10 +86,14 @@ def check_replaceable(out: Path, inputs: Iterable[str | os.PathLike[str]]) -> No
     """Raise unless `--overwrite` may delete `out`: an empty folder, or a shard folder, and in
     either case not one that holds (or is) an input."""
     if not out.is_dir():
-        raise TraceError(f"--out {out}: is a file, not a shard folder; --overwrite replaces only a folder `trajbench traces build` wrote, so choose another --out")
+        raise TraceError(
+            f"--out {out}: is a file, not a shard folder; --overwrite replaces only a folder `trajbench traces build` wrote, so choose another --out"
+        )
     for src in inputs:
         if _inside(Path(src), out):
-            raise TraceError(f"--out {out}: holds the input {src}; --overwrite would delete it, so choose an --out outside the inputs' folders")
+            raise TraceError(
+                f"--out {out}: holds the input {src}; --overwrite would delete it, so choose an --out outside the inputs' folders"
+            )
     if any(out.iterdir()) and not is_shard_folder(out):
         raise TraceError(
             f"--out {out}: not a shard folder (no {MANIFEST} written by trajbench); --overwrite replaces only a folder "
@@ -114,7 +126,12 @@ def sweep_stale(out: Path) -> list[Path]:
         return removed
     for entry in entries:
         m = pattern.match(entry.name)
-        if m and (int(m.group(2)) == os.getpid() or not _alive(int(m.group(2)))) and entry.is_dir() and not entry.is_symlink():
+        if (
+            m
+            and (int(m.group(2)) == os.getpid() or not _alive(int(m.group(2))))
+            and entry.is_dir()
+            and not entry.is_symlink()
+        ):
             shutil.rmtree(entry, ignore_errors=True)
             removed.append(entry)
     return removed

@@ -12,7 +12,8 @@ their JSON schemas) keeps the dataset's own key order.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from .canonical import MessagesHasher
 from .errors import TraceError
@@ -28,8 +29,7 @@ def wire_messages(flat: dict[str, Any], marker: Marker | None = None) -> list[di
     role = flat["role"]
     if role == "tool":
         return [
-            {"role": "tool", "content": r["content"], "tool_call_id": r["tool_call_id"]}
-            for r in flat["tool_results"]
+            {"role": "tool", "content": r["content"], "tool_call_id": r["tool_call_id"]} for r in flat["tool_results"]
         ]
     msg: dict[str, Any] = {"role": role}
     for key in MESSAGE_FIELDS:

@@ -15,14 +15,14 @@ build time for the turn's replayed assistant row is stored beside them (`marker_
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import Any
 
 import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from .contract import ContractError, from_json
 from .errors import ShardError
@@ -161,15 +161,15 @@ class Shards:
         self.path = Path(path)
         mpath = self.path / MANIFEST
         if not mpath.is_file():
-            raise ShardError(
-                f"{self.path}: no {MANIFEST} here; pass a folder written by `trajbench traces build`"
-            )
+            raise ShardError(f"{self.path}: no {MANIFEST} here; pass a folder written by `trajbench traces build`")
         try:
             raw = json.loads(mpath.read_text("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ShardError(f"{mpath}: not valid JSON ({exc}); rebuild the shards") from None
         if not isinstance(raw, dict) or "format_version" not in raw:
-            raise ShardError(f"{mpath}: not a trajbench manifest (a JSON object); rebuild with `trajbench traces build`")
+            raise ShardError(
+                f"{mpath}: not a trajbench manifest (a JSON object); rebuild with `trajbench traces build`"
+            )
         if raw["format_version"] != FORMAT_VERSION:
             raise ShardError(
                 f"{mpath}: shard format version {raw['format_version']!r}, this trajbench reads "
@@ -221,7 +221,9 @@ class Shards:
         except (pa.ArrowException, OSError, IndexError) as exc:
             raise ShardError(f"{where}: row group {group} cannot be read ({exc}); {REBUILD}") from None
         if table.column_names != list(COLUMNS):
-            raise ShardError(f"{where}: columns {', '.join(table.column_names)} are not this trajbench's shard columns; {REBUILD}")
+            raise ShardError(
+                f"{where}: columns {', '.join(table.column_names)} are not this trajbench's shard columns; {REBUILD}"
+            )
         return table
 
     def instance(self, k: int) -> Instance:
@@ -229,7 +231,9 @@ class Shards:
         table = self._row_group(e.shard, e.group)
         turns = tuple(TurnRow(**row) for row in table.to_pylist())
         if not turns or turns[0].instance_id != e.instance_id:
-            raise ShardError(f"{self.path}: row group {e.group} of shard {e.shard} does not hold {e.instance_id}; the folder is corrupt, rebuild it")
+            raise ShardError(
+                f"{self.path}: row group {e.group} of shard {e.shard} does not hold {e.instance_id}; the folder is corrupt, rebuild it"
+            )
         return Instance(e.instance_id, e.trajectory_id, e.repeat, turns)
 
     def __iter__(self) -> Iterator[Instance]:

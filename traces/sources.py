@@ -7,7 +7,7 @@ a pass with errors) go through `iter_sources`.
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from .errors import TraceFormatError, TraceValidationErrors
 from .formats import FORMATS
@@ -37,12 +37,23 @@ def iter_sources(sources: Sequence[str], fmt: str, errors: list[TraceFormatError
         for src in sources:
             for traj in reader(str(src), sink):
                 if traj.id in seen:
-                    sink(TraceFormatError(str(src), traj.rows[0].line, f"conversation id {traj.id!r} already appears in {seen[traj.id]}; ids must be unique", conversation=traj.id))
+                    sink(
+                        TraceFormatError(
+                            str(src),
+                            traj.rows[0].line,
+                            f"conversation id {traj.id!r} already appears in {seen[traj.id]}; ids must be unique",
+                            conversation=traj.id,
+                        )
+                    )
                     continue
                 seen[traj.id] = str(src)
                 yield traj
     except _TooManyErrors as stop:
-        errors.append(TraceFormatError(str(stop), None, f"stopped reading after {MAX_ERRORS:,} errors; fix these first, then validate again"))
+        errors.append(
+            TraceFormatError(
+                str(stop), None, f"stopped reading after {MAX_ERRORS:,} errors; fix these first, then validate again"
+            )
+        )
 
 
 def read_sources(sources: Sequence[str], fmt: str) -> Iterator[Trajectory]:

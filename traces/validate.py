@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Callable
+from typing import Any
 
 from .errors import TraceFormatError
 from .model import GENERATION_PARAMS, ROLES, Row, Trajectory
@@ -73,9 +74,7 @@ class _Checker:
     def error(self, row: FlatRow, turn: int | None, rule: str) -> None:
         self.failed = True
         self.sink(
-            TraceFormatError(
-                self.path, row.line, rule, conversation=self.conversation, turn=turn, where=row.where
-            )
+            TraceFormatError(self.path, row.line, rule, conversation=self.conversation, turn=turn, where=row.where)
         )
 
 
@@ -174,7 +173,11 @@ def _check_row(chk: _Checker, fr: FlatRow) -> Row | None:
             chk.error(fr, turn, f"delay_seconds must be a number >= 0, got {delay!r}")
             delay = None
         elif delay > MAX_DELAY_SECONDS:
-            chk.error(fr, turn, f"delay_seconds must be at most {MAX_DELAY_SECONDS:,.0f} (24 h), got {delay!r}; fix the recorded wait (a timestamp difference in milliseconds?)")
+            chk.error(
+                fr,
+                turn,
+                f"delay_seconds must be at most {MAX_DELAY_SECONDS:,.0f} (24 h), got {delay!r}; fix the recorded wait (a timestamp difference in milliseconds?)",
+            )
             delay = None
         else:
             delay = float(delay)  # kept on any row as recorded; only client rows' delays are waited
@@ -205,9 +208,7 @@ def _check_row(chk: _Checker, fr: FlatRow) -> Row | None:
     )
 
 
-def build_trajectory(
-    path: str, conversation_id: str, flat_rows: list[FlatRow], sink: ErrorSink
-) -> Trajectory | None:
+def build_trajectory(path: str, conversation_id: str, flat_rows: list[FlatRow], sink: ErrorSink) -> Trajectory | None:
     """Validate one conversation's rows; report each violation to `sink`; None if any failed."""
     chk = _Checker(path, conversation_id, sink)
     first = flat_rows[0] if flat_rows else FlatRow({})
@@ -221,7 +222,8 @@ def build_trajectory(
     for expected, (row, fr) in enumerate(by_turn, start=1):
         if row.turn != expected:
             rule = (
-                f"turn {row.turn} appears twice" if row.turn < expected
+                f"turn {row.turn} appears twice"
+                if row.turn < expected
                 else f"turns must be exactly 1..N with no gaps; turn {expected} is missing"
             )
             chk.error(fr, row.turn, rule)
@@ -235,7 +237,11 @@ def build_trajectory(
         elif row.role == "tool" and not (prev and prev.tool_calls):
             chk.error(fr, row.turn, "a tool row must follow an assistant row with tool_calls")
         elif row.role == "user" and prev is not None and prev.tool_calls:
-            chk.error(fr, row.turn, "a user row cannot directly follow an assistant row with tool_calls; a tool row must answer them")
+            chk.error(
+                fr,
+                row.turn,
+                "a user row cannot directly follow an assistant row with tool_calls; a tool row must answer them",
+            )
         prev = row
     if chk.failed:
         return None

@@ -49,7 +49,13 @@ class Verification:
 
     def as_dict(self) -> dict[str, Any]:
         """The run.json form."""
-        out: dict[str, Any] = {"verified": True, "method": self.method, "files": self.files, "bytes": self.bytes, "seconds": round(self.seconds, 3)}
+        out: dict[str, Any] = {
+            "verified": True,
+            "method": self.method,
+            "files": self.files,
+            "bytes": self.bytes,
+            "seconds": round(self.seconds, 3),
+        }
         if self.content_hash is not None:
             out["content_hash"] = self.content_hash
         return out
@@ -60,14 +66,18 @@ def shard_path(folder: Path, name: Any, manifest_path: Path | None = None) -> Pa
     inside `folder` (also through links)."""
     where = manifest_path or folder / MANIFEST
     if not isinstance(name, str) or not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
-        raise ShardError(f"{where}: shard file {name!r} is not a plain file name inside the shard folder (absolute, or with a folder part); {REBUILD}")
+        raise ShardError(
+            f"{where}: shard file {name!r} is not a plain file name inside the shard folder (absolute, or with a folder part); {REBUILD}"
+        )
     path = folder / name
     try:
         inside = path.resolve().parent == folder.resolve()
     except (OSError, RuntimeError):  # a link loop
         inside = False
     if not inside:
-        raise ShardError(f"{path}: leads outside the shard folder (a link to {_link_target(path)}); shard files must be inside it: copy the real files in, or {REBUILD}")
+        raise ShardError(
+            f"{path}: leads outside the shard folder (a link to {_link_target(path)}); shard files must be inside it: copy the real files in, or {REBUILD}"
+        )
     return path
 
 
@@ -96,7 +106,9 @@ def check_manifest(folder: Path, manifest: Manifest, manifest_path: Path) -> Non
         raise fail("lists no trajectory instances")
     for k, e in enumerate(manifest.instances):
         if min(e.repeat, e.shard, e.group) < 0 or e.shard >= len(manifest.shards):
-            raise fail(f"instances[{k}] must be [instance id, trajectory id, repeat, shard number < {len(manifest.shards)}, row group]")
+            raise fail(
+                f"instances[{k}] must be [instance id, trajectory id, repeat, shard number < {len(manifest.shards)}, row group]"
+            )
 
 
 def verify_files(shards: Shards) -> Verification:
@@ -111,12 +123,20 @@ def verify_files(shards: Shards) -> Verification:
         path = shard_path(shards.path, entry.file)
         size = path.stat().st_size
         if size != entry.bytes and size not in sizes:  # the fast way to catch a cut
-            raise ShardError(f"{path}: {size:,} bytes, the manifest says {entry.bytes:,}: the file was truncated or replaced after the build; {REBUILD}")
+            raise ShardError(
+                f"{path}: {size:,} bytes, the manifest says {entry.bytes:,}: the file was truncated or replaced after the build; {REBUILD}"
+            )
         actual = sha256_file(path)
         if actual != entry.sha256:
             other = by_hash.get(actual)
-            hint = f"it holds the content of {other}: files swapped or renamed" if other else "the file was changed after the build"
-            raise ShardError(f"{path}: sha256 {actual[:16]}… does not match the manifest's {entry.sha256[:16]}… ({hint}); {REBUILD}")
+            hint = (
+                f"it holds the content of {other}: files swapped or renamed"
+                if other
+                else "the file was changed after the build"
+            )
+            raise ShardError(
+                f"{path}: sha256 {actual[:16]}… does not match the manifest's {entry.sha256[:16]}… ({hint}); {REBUILD}"
+            )
         total += size
     return Verification(files=len(listed), bytes=total, seconds=time.monotonic() - start)
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 import logging
 import threading
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import litellm
 from minisweagent.agents.default import DefaultAgent
@@ -35,10 +36,24 @@ logging.getLogger("minisweagent").setLevel(logging.WARNING)
 # Chat-completion fields litellm's OpenAI provider forwards itself. Every other profile field
 # (top_k, repetition_penalty, chat_template_kwargs, …) goes into `extra_body`: mini-swe-agent's
 # SWE-bench config sets `drop_params: true`, which would otherwise drop them without a word.
-OPENAI_FIELDS = frozenset({"temperature", "top_p", "presence_penalty", "frequency_penalty", "max_completion_tokens", "max_tokens", "seed", "stop", "n"})
+OPENAI_FIELDS = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "presence_penalty",
+        "frequency_penalty",
+        "max_completion_tokens",
+        "max_tokens",
+        "seed",
+        "stop",
+        "n",
+    }
+)
 
 # exit statuses after which the agent's run counts as done (its submission, possibly empty, is graded)
-FINISHED = frozenset({"Submitted", "LimitsExceeded", "TimeExceeded", "RepeatedFormatError", "ContextWindowExceededError"})
+FINISHED = frozenset(
+    {"Submitted", "LimitsExceeded", "TimeExceeded", "RepeatedFormatError", "ContextWindowExceededError"}
+)
 
 
 def base_config() -> dict[str, Any]:
@@ -52,7 +67,9 @@ def api_base(endpoint: str) -> str:
     return url if url.endswith("/v1") else url + "/v1"
 
 
-def agent_config(*, endpoint: str, served_model: str, request_params: dict[str, Any], template: str, step_limit: int | None = None) -> dict[str, Any]:
+def agent_config(
+    *, endpoint: str, served_model: str, request_params: dict[str, Any], template: str, step_limit: int | None = None
+) -> dict[str, Any]:
     """The merged mini-swe-agent config: its swebench.yaml, the template's changes, then ours."""
     kwargs = {k: v for k, v in request_params.items() if k in OPENAI_FIELDS}
     extra_body = {k: v for k, v in request_params.items() if k not in OPENAI_FIELDS}
@@ -61,7 +78,11 @@ def agent_config(*, endpoint: str, served_model: str, request_params: dict[str, 
         model_kwargs["extra_body"] = extra_body
     ours: dict[str, Any] = {
         # the `openai/` prefix makes litellm speak plain OpenAI chat completions to api_base
-        "model": {"model_name": f"openai/{served_model}", "model_kwargs": model_kwargs, "cost_tracking": "ignore_errors"},
+        "model": {
+            "model_name": f"openai/{served_model}",
+            "model_kwargs": model_kwargs,
+            "cost_tracking": "ignore_errors",
+        },
     }
     if step_limit is not None:
         ours["agent"] = {"step_limit": step_limit}
@@ -86,7 +107,14 @@ class InstanceAgent(DefaultAgent):
     """mini-swe-agent's default agent plus a per-instance log line for every step, and a stop
     flag checked before each step (Ctrl-C stops running agents without waiting for their end)."""
 
-    def __init__(self, *args: Any, log: logging.Logger, stop: threading.Event | None = None, on_step: Callable[[int], None] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        log: logging.Logger,
+        stop: threading.Event | None = None,
+        on_step: Callable[[int], None] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self._log = log
         self._stop = stop
@@ -96,7 +124,9 @@ class InstanceAgent(DefaultAgent):
         n = self.n_calls + 1
         if self._stop is not None and self._stop.is_set():
             # the loop's own way out: an exit message ends DefaultAgent.run
-            raise InterruptAgentFlow({"role": "exit", "content": "Interrupted", "extra": {"exit_status": "Interrupted", "submission": ""}})
+            raise InterruptAgentFlow(
+                {"role": "exit", "content": "Interrupted", "extra": {"exit_status": "Interrupted", "submission": ""}}
+            )
         try:
             observations = super().step()
         except Exception as exc:
@@ -128,10 +158,22 @@ class AgentOutcome:
         return self.exit_status in FINISHED
 
 
-def run_agent(instance: dict[str, Any], env: Any, config: dict[str, Any], *, api_key: str, trajectory: Path, log: logging.Logger, stop: threading.Event | None = None, on_step: Callable[[int], None] | None = None) -> AgentOutcome:
+def run_agent(
+    instance: dict[str, Any],
+    env: Any,
+    config: dict[str, Any],
+    *,
+    api_key: str,
+    trajectory: Path,
+    log: logging.Logger,
+    stop: threading.Event | None = None,
+    on_step: Callable[[int], None] | None = None,
+) -> AgentOutcome:
     """Run the agent on `instance` in `env`; the trajectory is saved after every step."""
     model = EndpointModel(api_key=api_key, **config["model"])
-    agent = InstanceAgent(model, env, log=log, stop=stop, on_step=on_step, **{**config["agent"], "output_path": trajectory})
+    agent = InstanceAgent(
+        model, env, log=log, stop=stop, on_step=on_step, **{**config["agent"], "output_path": trajectory}
+    )
     try:
         info = agent.run(instance["problem_statement"])
     except litellm.exceptions.ContextWindowExceededError as exc:

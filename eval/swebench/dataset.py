@@ -29,8 +29,7 @@ REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*")
 GRADING_FIELDS = ("repo", "version", "image", "eval_script", "log_parser", "eval_type", "FAIL_TO_PASS", "PASS_TO_PASS")
 
 _WHAT_TO_PASS = (
-    "pass --dataset with a local Parquet or JSONL copy of the SWE-bench Verified test split "
-    "(nothing is downloaded)"
+    "pass --dataset with a local Parquet or JSONL copy of the SWE-bench Verified test split (nothing is downloaded)"
 )
 
 
@@ -61,7 +60,9 @@ def load_instances(path: str | Path, n: int) -> list[dict[str, Any]]:
                 "(owner__repo-NUMBER, e.g. django__django-11099); it names folders of the run, so fix the dataset"
             )
         if not isinstance(row["repo"], str) or not REPO.fullmatch(row["repo"]):
-            raise SwebenchError(f"{p}: row {index + 1}: instance {iid}: repo {row['repo']!r} is not a GitHub owner/name (e.g. django/django); fix the dataset")
+            raise SwebenchError(
+                f"{p}: row {index + 1}: instance {iid}: repo {row['repo']!r} is not a GitHub owner/name (e.g. django/django); fix the dataset"
+            )
         if iid in seen:
             raise SwebenchError(f"{p}: instance {iid} appears twice (row {index + 1}); instance ids must be unique")
         seen.add(iid)

@@ -19,8 +19,9 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .errors import SwebenchError
 from .summary import instance_dir
@@ -56,18 +57,30 @@ def agent_environment(instance: dict[str, Any], config: dict[str, Any]) -> Any:
     return get_sb_environment(env_config, inst)
 
 
-def harness_command(*, dataset: Path, predictions: Path, instance_ids: list[str], run_id: str, workers: int, timeout: int) -> list[str]:
+def harness_command(
+    *, dataset: Path, predictions: Path, instance_ids: list[str], run_id: str, workers: int, timeout: int
+) -> list[str]:
     """The swebench harness invocation that grades `instance_ids` (run with cwd = the run folder)."""
     return [
-        sys.executable, "-m", "swebench.harness.run_evaluation",
-        "--dataset_name", str(dataset),
-        "--split", "test",
-        "--predictions_path", str(predictions),
-        "--instance_ids", *instance_ids,
-        "--max_workers", str(workers),
-        "--run_id", run_id,
-        "--timeout", str(timeout),
-        "--report_dir", ".",
+        sys.executable,
+        "-m",
+        "swebench.harness.run_evaluation",
+        "--dataset_name",
+        str(dataset),
+        "--split",
+        "test",
+        "--predictions_path",
+        str(predictions),
+        "--instance_ids",
+        *instance_ids,
+        "--max_workers",
+        str(workers),
+        "--run_id",
+        run_id,
+        "--timeout",
+        str(timeout),
+        "--report_dir",
+        ".",
     ]
 
 
@@ -76,7 +89,17 @@ def model_dir_name(model_name: str) -> str:
     return model_name.replace("/", "__")
 
 
-def grade(out: Path, instances: list[dict[str, Any]], patches: dict[str, str], *, model_name: str, run_id: str, workers: int, timeout: int, on_graded: Callable[[str, dict[str, Any]], None]) -> set[str]:
+def grade(
+    out: Path,
+    instances: list[dict[str, Any]],
+    patches: dict[str, str],
+    *,
+    model_name: str,
+    run_id: str,
+    workers: int,
+    timeout: int,
+    on_graded: Callable[[str, dict[str, Any]], None],
+) -> set[str]:
     """Grade the non-empty `patches` with the harness; `on_graded(id, report)` for each instance it
     settles, as soon as its report appears; returns the settled ids."""
     ids = [i["instance_id"] for i in instances if patches.get(i["instance_id"], "").strip()]
@@ -84,10 +107,25 @@ def grade(out: Path, instances: list[dict[str, Any]], patches: dict[str, str], *
         return set()
     # the harness reads instances and predictions from files; these are the exact inputs it graded
     dataset = out / "harness_instances.jsonl"
-    dataset.write_text("".join(json.dumps(i, ensure_ascii=False, default=str) + "\n" for i in instances if i["instance_id"] in ids), encoding="utf-8")
+    dataset.write_text(
+        "".join(json.dumps(i, ensure_ascii=False, default=str) + "\n" for i in instances if i["instance_id"] in ids),
+        encoding="utf-8",
+    )
     preds = out / "preds.json"
-    preds.write_text(json.dumps({i: {"instance_id": i, "model_name_or_path": model_name, "model_patch": patches[i]} for i in ids}, indent=2), encoding="utf-8")
-    cmd = harness_command(dataset=dataset.resolve(), predictions=preds.resolve(), instance_ids=ids, run_id=run_id, workers=workers, timeout=timeout)
+    preds.write_text(
+        json.dumps(
+            {i: {"instance_id": i, "model_name_or_path": model_name, "model_patch": patches[i]} for i in ids}, indent=2
+        ),
+        encoding="utf-8",
+    )
+    cmd = harness_command(
+        dataset=dataset.resolve(),
+        predictions=preds.resolve(),
+        instance_ids=ids,
+        run_id=run_id,
+        workers=workers,
+        timeout=timeout,
+    )
     base = out / LOGS / run_id / model_dir_name(model_name)
     settled: set[str] = set()
     with open(out / "harness.log", "ab") as log:
@@ -113,7 +151,10 @@ def grade(out: Path, instances: list[dict[str, Any]], patches: dict[str, str], *
             on_graded(iid, {"resolved": False, "patch_successfully_applied": False, "note": "patch did not apply"})
         elif "Test timed out" in log_text:
             settled.add(iid)
-            on_graded(iid, {"resolved": False, "patch_successfully_applied": True, "note": f"tests timed out after {timeout} s"})
+            on_graded(
+                iid,
+                {"resolved": False, "patch_successfully_applied": True, "note": f"tests timed out after {timeout} s"},
+            )
     return settled
 
 

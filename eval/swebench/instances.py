@@ -15,8 +15,9 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from .errors import SwebenchError
 from .progress import Reporter
@@ -31,7 +32,9 @@ Echo = Callable[[str], None]
 class InstanceRunner:
     """Hands instances to worker threads: agent (then, locally, grading) per instance."""
 
-    def __init__(self, opts: SwebenchOptions, out: Path, config: dict[str, Any], served: str, reporter: Reporter, echo: Echo) -> None:
+    def __init__(
+        self, opts: SwebenchOptions, out: Path, config: dict[str, Any], served: str, reporter: Reporter, echo: Echo
+    ) -> None:
         self.opts = opts
         self.echo = echo
         self.out = out
@@ -101,7 +104,15 @@ class InstanceRunner:
                     self.reporter.agent_done(iid, "EnvironmentError")
                     return
                 try:
-                    outcome = agent_mod.run_agent(instance, env, config, api_key=self.api_key, trajectory=d / TRAJECTORY_FILE, log=log, stop=self.stop)
+                    outcome = agent_mod.run_agent(
+                        instance,
+                        env,
+                        config,
+                        api_key=self.api_key,
+                        trajectory=d / TRAJECTORY_FILE,
+                        log=log,
+                        stop=self.stop,
+                    )
                 finally:
                     cleanup = getattr(env, "cleanup", None)
                     if cleanup is not None:
@@ -124,7 +135,9 @@ class InstanceRunner:
                 from . import local
 
                 workdir = local.clone_at_base(Path(str(self.opts.repos)), instance, tmp / "repo")
-                return local.agent_environment(workdir, self.config, api_key_env=self.opts.api_key_env), local.localise(self.config, workdir)
+                return local.agent_environment(workdir, self.config, api_key_env=self.opts.api_key_env), local.localise(
+                    self.config, workdir
+                )
             from . import docker
 
             return docker.agent_environment(instance, self.config), self.config
@@ -141,10 +154,21 @@ class InstanceRunner:
         d = instance_dir(self.out, iid)
         patch = (d / PATCH_FILE).read_text("utf-8")
         if not patch.strip():
-            report: dict[str, Any] = {"patch_exists": False, "resolved": False, "note": "empty patch (not evaluated, as in the harness)"}
+            report: dict[str, Any] = {
+                "patch_exists": False,
+                "resolved": False,
+                "note": "empty patch (not evaluated, as in the harness)",
+            }
         else:
             try:
-                report = local.grade(instance, patch, Path(str(self.opts.repos)), d / "test_output.txt", model_name=self.served, timeout=self.opts.test_timeout)
+                report = local.grade(
+                    instance,
+                    patch,
+                    Path(str(self.opts.repos)),
+                    d / "test_output.txt",
+                    model_name=self.served,
+                    timeout=self.opts.test_timeout,
+                )
             except SwebenchError as exc:
                 self.reporter.graded(iid, "incomplete")
                 _append(d / AGENT_LOG, f"grading failed: {exc}")
@@ -161,11 +185,26 @@ class InstanceRunner:
                 patches[inst["instance_id"]] = p.read_text("utf-8")
         for iid, patch in patches.items():
             if not patch.strip():
-                self._write_grade(iid, {"patch_exists": False, "resolved": False, "note": "empty patch (not evaluated, as in the harness)"})
+                self._write_grade(
+                    iid,
+                    {
+                        "patch_exists": False,
+                        "resolved": False,
+                        "note": "empty patch (not evaluated, as in the harness)",
+                    },
+                )
         run_id = f"trajbench-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}"
-        self.echo(f"grading {sum(1 for p in patches.values() if p.strip())} patch(es) with the swebench harness (logs in {self.out / docker.LOGS / run_id})")
+        self.echo(
+            f"grading {sum(1 for p in patches.values() if p.strip())} patch(es) with the swebench harness (logs in {self.out / docker.LOGS / run_id})"
+        )
         settled = docker.grade(
-            self.out, todo, patches, model_name=self.served, run_id=run_id, workers=self.opts.workers, timeout=self.opts.test_timeout,
+            self.out,
+            todo,
+            patches,
+            model_name=self.served,
+            run_id=run_id,
+            workers=self.opts.workers,
+            timeout=self.opts.test_timeout,
             on_graded=lambda iid, report: self._write_grade(iid, report, harness_run_id=run_id),
         )
         for iid, patch in patches.items():
@@ -174,7 +213,10 @@ class InstanceRunner:
 
     def _write_grade(self, iid: str, report: dict[str, Any], **extra: Any) -> None:
         status = "resolved" if report.get("resolved") is True else "unresolved"
-        write_json(instance_dir(self.out, iid) / GRADE_FILE, {"instance_id": iid, "status": status, "runtime": self.opts.runtime, "report": report, **extra})
+        write_json(
+            instance_dir(self.out, iid) / GRADE_FILE,
+            {"instance_id": iid, "status": status, "runtime": self.opts.runtime, "report": report, **extra},
+        )
         self.reporter.graded(iid, status)
 
 

@@ -44,7 +44,10 @@ NOT_ISOLATED = (
 
 def find_repo(repos: Path, instance: dict[str, Any]) -> Path:
     """The local task repository of `instance` under `repos`."""
-    candidates = [instance_dir(repos, instance["instance_id"]), instance_dir(repos, str(instance.get("repo", "")).replace("/", "__"))]
+    candidates = [
+        instance_dir(repos, instance["instance_id"]),
+        instance_dir(repos, str(instance.get("repo", "")).replace("/", "__")),
+    ]
     for c in candidates:
         if (c / ".git").exists():
             return c
@@ -81,11 +84,15 @@ def agent_environment(workdir: Path, config: dict[str, Any], *, api_key_env: str
 
 def localise(config: dict[str, Any], workdir: Path) -> dict[str, Any]:
     """The agent config with the container's /testbed in the prompts pointing at `workdir`."""
-    agent = {k: (v.replace(CONTAINER_WORKDIR, str(workdir)) if isinstance(v, str) else v) for k, v in config["agent"].items()}
+    agent = {
+        k: (v.replace(CONTAINER_WORKDIR, str(workdir)) if isinstance(v, str) else v) for k, v in config["agent"].items()
+    }
     return {**config, "agent": agent}
 
 
-def grade(instance: dict[str, Any], patch: str, repos: Path, test_log: Path, *, model_name: str, timeout: int) -> dict[str, Any]:
+def grade(
+    instance: dict[str, Any], patch: str, repos: Path, test_log: Path, *, model_name: str, timeout: int
+) -> dict[str, Any]:
     """Grade `patch` on a fresh clone; returns the harness's per-instance report (plus our notes)."""
     spec = make_test_spec(instance)
     iid = instance["instance_id"]
@@ -102,7 +109,14 @@ def grade(instance: dict[str, Any], patch: str, repos: Path, test_log: Path, *, 
             script = Path(tmp) / "eval.sh"
             script.write_text(spec.eval_script.replace(CONTAINER_WORKDIR, str(repo)), encoding="utf-8")
             try:
-                done = subprocess.run(["bash", str(script)], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout, start_new_session=True)
+                done = subprocess.run(
+                    ["bash", str(script)],
+                    cwd=repo,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    timeout=timeout,
+                    start_new_session=True,
+                )
                 output = done.stdout.decode("utf-8", errors="replace")
             except subprocess.TimeoutExpired as exc:
                 partial = (exc.output or b"").decode("utf-8", errors="replace")
@@ -110,7 +124,9 @@ def grade(instance: dict[str, Any], patch: str, repos: Path, test_log: Path, *, 
                 note = f"tests timed out after {timeout} s"
             test_log.write_text(f"{APPLY_PATCH_PASS}:\n{apply_output}\n{output}", encoding="utf-8")
     pred = {"instance_id": iid, "model_name_or_path": model_name, "model_patch": patch}
-    report = get_eval_report(test_spec=spec, prediction=pred, test_log_path=str(test_log), include_tests_status=True)[iid]
+    report = get_eval_report(test_spec=spec, prediction=pred, test_log_path=str(test_log), include_tests_status=True)[
+        iid
+    ]
     if note:
         report["note"] = note
     return report
@@ -123,7 +139,9 @@ def _apply(repo: Path, patch_file: Path) -> tuple[bool, str]:
         if attempt:
             # a failed attempt (notably --reject) leaves partial state behind, as in the harness
             subprocess.run("git checkout -- . ; git clean -fd", shell=True, cwd=repo, capture_output=True)
-        done = subprocess.run(f"{cmd} {patch_file}", shell=True, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        done = subprocess.run(
+            f"{cmd} {patch_file}", shell=True, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
         output = done.stdout
         if done.returncode == 0:
             return True, output

@@ -33,7 +33,11 @@ class RichReporter(Reporter):
 
     def __init__(self, *, disable: bool = False) -> None:
         self._progress = Progress(
-            TextColumn("{task.description:8}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"), TimeElapsedColumn(),
+            TextColumn("{task.description:8}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[info]}"),
+            TimeElapsedColumn(),
             disable=disable,
         )
         self._lock = threading.Lock()
@@ -46,7 +50,9 @@ class RichReporter(Reporter):
         self._progress.start()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self._progress.stop()
 
     def start(self, agent_total: int, grade_total: int) -> None:

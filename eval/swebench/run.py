@@ -20,9 +20,10 @@ the extra, and a missing extra is an error that says what to install.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import traces
 
@@ -69,7 +70,9 @@ def run_swebench(opts: SwebenchOptions, *, echo: Echo = print, reporter: Reporte
     _check_options(opts)
     profile = traces.get_profile(opts.profile)
     if profile.swebench_template not in TEMPLATES:
-        raise SwebenchError(f"profile {profile.name}: unknown swebench_template {profile.swebench_template!r}; known: {', '.join(TEMPLATES)}")
+        raise SwebenchError(
+            f"profile {profile.name}: unknown swebench_template {profile.swebench_template!r}; known: {', '.join(TEMPLATES)}"
+        )
     deps.require()
     instances = load_instances(opts.dataset, opts.instances)
     out = Path(opts.out)
@@ -85,20 +88,37 @@ def run_swebench(opts: SwebenchOptions, *, echo: Echo = print, reporter: Reporte
     from . import agent as agent_mod
 
     served = opts.model or profile.served_model_name
-    config = agent_mod.agent_config(endpoint=opts.endpoint, served_model=served, request_params=profile.request_params(), template=profile.swebench_template, step_limit=opts.step_limit)
+    config = agent_mod.agent_config(
+        endpoint=opts.endpoint,
+        served_model=served,
+        request_params=profile.request_params(),
+        template=profile.swebench_template,
+        step_limit=opts.step_limit,
+    )
     traces.make_dir(out, error=SwebenchError)
     ids = [i["instance_id"] for i in instances]
     versions = deps.versions()
     provenance = {
-        "model": served, "endpoint": opts.endpoint, "template": profile.swebench_template,
-        "isolated": opts.runtime == "docker", "versions": versions, "workers": opts.workers,
+        "model": served,
+        "endpoint": opts.endpoint,
+        "template": profile.swebench_template,
+        "isolated": opts.runtime == "docker",
+        "versions": versions,
+        "workers": opts.workers,
         "dataset": Path(opts.dataset).name,
     }
-    write_json(out / CONFIG_FILE, {**{k: v for k, v in asdict(opts).items()}, "agent_config": config, "versions": versions})
+    write_json(
+        out / CONFIG_FILE, {**{k: v for k, v in asdict(opts).items()}, "agent_config": config, "versions": versions}
+    )
 
     runner = InstanceRunner(opts, out, config, served, reporter, echo)
     todo_agent = [i for i in instances if not (instance_dir(out, i["instance_id"]) / PATCH_FILE).is_file()]
-    todo_grade = [i for i in instances if (instance_dir(out, i["instance_id"]) / PATCH_FILE).is_file() and not (instance_dir(out, i["instance_id"]) / GRADE_FILE).is_file()]
+    todo_grade = [
+        i
+        for i in instances
+        if (instance_dir(out, i["instance_id"]) / PATCH_FILE).is_file()
+        and not (instance_dir(out, i["instance_id"]) / GRADE_FILE).is_file()
+    ]
     skipped = len(instances) - len(todo_agent) - len(todo_grade)
     if skipped:
         echo(f"resume: {skipped} instance(s) already graded, {len(todo_grade)} to grade, {len(todo_agent)} to run")
@@ -106,7 +126,9 @@ def run_swebench(opts: SwebenchOptions, *, echo: Echo = print, reporter: Reporte
     try:
         runner.run(todo_agent, todo_grade)
     finally:
-        summary = build_summary(out, ids, profile=profile.name, runtime=opts.runtime, concurrency=opts.concurrency, extra=provenance)
+        summary = build_summary(
+            out, ids, profile=profile.name, runtime=opts.runtime, concurrency=opts.concurrency, extra=provenance
+        )
         write_results(out, summary)
     return summary
 
@@ -115,7 +137,9 @@ def _check_options(opts: SwebenchOptions) -> None:
     if opts.runtime not in RUNTIMES:
         raise SwebenchError(f"unknown runtime {opts.runtime!r}; choose one of {', '.join(RUNTIMES)}")
     if opts.runtime == "local" and not opts.repos:
-        raise SwebenchError("--runtime local needs --repos DIR: a folder with a git checkout of each task repository (DIR/<instance_id> or DIR/<owner>__<name>)")
+        raise SwebenchError(
+            "--runtime local needs --repos DIR: a folder with a git checkout of each task repository (DIR/<instance_id> or DIR/<owner>__<name>)"
+        )
     if opts.instances < 1 or opts.workers < 1:
         raise SwebenchError("--instances and --workers must be at least 1")
 
@@ -132,4 +156,6 @@ def _check_out(out: Path, opts: SwebenchOptions) -> None:
     changed = [k for k in RESUME_KEYS if before.get(k) != getattr(opts, k)]
     if changed:
         what = ", ".join(f"{k} {before.get(k)!r} -> {getattr(opts, k)!r}" for k in changed)
-        raise SwebenchError(f"{out}: --resume must continue the same run, but {what}; choose a new --out for a different run")
+        raise SwebenchError(
+            f"{out}: --resume must continue the same run, but {what}; choose a new --out for a different run"
+        )

@@ -53,7 +53,9 @@ def instance_dir(folder: Path, name: str) -> Path:
     path = folder / name
     plain = bool(name) and name not in (".", "..") and "/" not in name and "\\" not in name and "\0" not in name
     if not plain or (path.is_symlink() and path.resolve().parent != folder.resolve()):
-        raise SwebenchError(f"instance {name!r}: would be read or written outside {folder}; instance ids must be plain names like django__django-11099")
+        raise SwebenchError(
+            f"instance {name!r}: would be read or written outside {folder}; instance ids must be plain names like django__django-11099"
+        )
     return path
 
 
@@ -66,7 +68,9 @@ def instance_status(out: Path, instance_id: str) -> str:
     return status if status in ("resolved", "unresolved") else "incomplete"
 
 
-def build_summary(out: Path, instance_ids: list[str], *, profile: str, runtime: str, concurrency: int | None, extra: dict[str, Any]) -> dict[str, Any]:
+def build_summary(
+    out: Path, instance_ids: list[str], *, profile: str, runtime: str, concurrency: int | None, extra: dict[str, Any]
+) -> dict[str, Any]:
     results = {iid: instance_status(out, iid) for iid in instance_ids}
     n = len(instance_ids)
     resolved = sum(1 for s in results.values() if s == "resolved")
@@ -95,8 +99,12 @@ def write_results(out: Path, summary: dict[str, Any]) -> None:
         try:
             scores = json.loads(scores_path.read_text("utf-8"))
         except json.JSONDecodeError as exc:
-            raise SwebenchError(f"{scores_path}:{exc.lineno}: not valid JSON ({exc.msg}); fix or remove it, the SWE-bench line is merged into it") from None
-    scores["swebench"] = {k: summary[k] for k in ("score", "resolved", "instances", "incomplete", "profile", "runtime", "concurrency")}
+            raise SwebenchError(
+                f"{scores_path}:{exc.lineno}: not valid JSON ({exc.msg}); fix or remove it, the SWE-bench line is merged into it"
+            ) from None
+    scores["swebench"] = {
+        k: summary[k] for k in ("score", "resolved", "instances", "incomplete", "profile", "runtime", "concurrency")
+    }
     write_json(scores_path, scores)
 
 
@@ -138,15 +146,22 @@ def swebench_mean(run_dirs: list[str]) -> MeanResult:
     profile = profiles[0]
     notes: list[str] = []
     if len(summaries) != REGION_RUNS:
-        notes.append(f"{len(summaries)} run(s); the official figure is the mean of {REGION_RUNS} (one per concurrency region)")
+        notes.append(
+            f"{len(summaries)} run(s); the official figure is the mean of {REGION_RUNS} (one per concurrency region)"
+        )
     for d, s in summaries:
         if s.get("instances") != OFFICIAL_INSTANCES:
             notes.append(f"{d}: {s.get('instances')} instances; official runs use {OFFICIAL_INSTANCES}")
         if s.get("incomplete"):
-            notes.append(f"{d}: {s['incomplete']} incomplete instance(s) (counted as not resolved); rerun it with --resume")
+            notes.append(
+                f"{d}: {s['incomplete']} incomplete instance(s) (counted as not resolved); rerun it with --resume"
+            )
         if s.get("runtime") != "docker":
             notes.append(f"{d}: runtime {s.get('runtime')!r}; official runs use docker")
-    runs = tuple((str(d), float(s["score"]), int(s["resolved"]), int(s["instances"]), int(s.get("incomplete") or 0)) for d, s in summaries)
+    runs = tuple(
+        (str(d), float(s["score"]), int(s["resolved"]), int(s["instances"]), int(s.get("incomplete") or 0))
+        for d, s in summaries
+    )
     mean = round(sum(r[1] for r in runs) / len(runs), 4)
     threshold = traces.get_profile(profile).thresholds.swebench if profile in traces.profiles() else None
     if threshold is None:

@@ -23,20 +23,27 @@ from abench.replay.transport import _process_stream
 
 
 async def _run(url: str, concurrency: int, turns: int, tokens: int) -> dict:
-    payload = {"model": "cal", "messages": [{"role": "user", "content": "hi"}], "stream": True,
-               "stream_options": {"include_usage": True}, "max_completion_tokens": tokens}
+    payload = {
+        "model": "cal",
+        "messages": [{"role": "user", "content": "hi"}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "max_completion_tokens": tokens,
+    }
     left = [turns]
     per_turn: list[tuple[float, list[float], str]] = []
     failed = [0]
     connector = aiohttp.TCPConnector(limit=max(concurrency * 2, 32), ssl=False)
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=None)) as http:
+
         async def slot() -> None:
             while left[0] > 0:
                 left[0] -= 1
                 start = time.perf_counter()
                 try:
-                    async with http.post(url, json=payload, headers={"X-Session-ID": "cal"},
-                                         timeout=aiohttp.ClientTimeout(total=120)) as resp:
+                    async with http.post(
+                        url, json=payload, headers={"X-Session-ID": "cal"}, timeout=aiohttp.ClientTimeout(total=120)
+                    ) as resp:
                         text, ttft, itl, _usage = await _process_stream(resp, start)
                 except Exception:
                     failed[0] += 1

@@ -24,9 +24,10 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 import numpy as np
@@ -37,8 +38,12 @@ from ..transport import FastTransport
 
 TARGET_LOAD = 0.4  # fraction of one core the timing phase aims the client at
 _ABENCH_DRIVER = Path(__file__).with_name("abench_driver.py")
-_BODY_BASE = {"model": "cal", "messages": [{"role": "user", "content": "hi"}], "stream": True,
-              "stream_options": {"include_usage": True}}
+_BODY_BASE = {
+    "model": "cal",
+    "messages": [{"role": "user", "content": "hi"}],
+    "stream": True,
+    "stream_options": {"include_usage": True},
+}
 
 
 @dataclass(frozen=True)
@@ -84,11 +89,16 @@ class CalRow:
 # ---- one run of our client, in a spawned process
 async def _drive_ours(url: str, slots: int, turns: int, tokens: int, transport: str) -> dict[str, Any]:
     body = dict(_BODY_BASE, max_completion_tokens=tokens)
-    tr = FastTransport(slots) if transport == "fast" else httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=slots))
+    tr = (
+        FastTransport(slots)
+        if transport == "fast"
+        else httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=slots))
+    )
     left = [turns]
     results = []
     failed = [0]
     async with StreamClient(url, max_connections=slots, api_key=None, transport=tr) as client:
+
         async def slot() -> None:
             while left[0] > 0:
                 left[0] -= 1
@@ -101,8 +111,13 @@ async def _drive_ours(url: str, slots: int, turns: int, tokens: int, transport: 
         cpu0, wall0 = time.process_time(), time.monotonic_ns()
         await asyncio.gather(*(slot() for _ in range(slots)))
         cpu1, wall1 = time.process_time(), time.monotonic_ns()
-    return {"cpu_s": cpu1 - cpu0, "t_start_ns": wall0, "t_end_ns": wall1, "failed": failed[0],
-            "turns": [[list(ns), text] for ns, text in results]}
+    return {
+        "cpu_s": cpu1 - cpu0,
+        "t_start_ns": wall0,
+        "t_end_ns": wall1,
+        "failed": failed[0],
+        "turns": [[list(ns), text] for ns, text in results],
+    }
 
 
 def _uvloop_run(coro: Any) -> Any:
@@ -116,18 +131,36 @@ def _uvloop_run(coro: Any) -> Any:
 LOOPS: dict[str, Callable[[Any], Any]] = {"asyncio": asyncio.run, "uvloop": _uvloop_run}
 
 
-def _worker_entry(barrier: Any, queue: Any, url: str, slots: int, turns: int, tokens: int, transport: str, loop: str) -> None:
+def _worker_entry(
+    barrier: Any, queue: Any, url: str, slots: int, turns: int, tokens: int, transport: str, loop: str
+) -> None:
     barrier.wait()
     # a process entry point: like cli.py, the one place this process starts an event loop
     queue.put(LOOPS[loop](_drive_ours(url, slots, turns, tokens, transport)))
 
 
-def _run_ours(url: str, workers: int, concurrency: int, turns: int, tokens: int, transport: str, loop: str) -> list[dict[str, Any]]:
+def _run_ours(
+    url: str, workers: int, concurrency: int, turns: int, tokens: int, transport: str, loop: str
+) -> list[dict[str, Any]]:
     ctx = mp.get_context("spawn")
     barrier, queue = ctx.Barrier(workers), ctx.Queue()
-    procs = [ctx.Process(target=_worker_entry, daemon=True,
-                         args=(barrier, queue, url, _share(concurrency, workers, w), _share(turns, workers, w), tokens, transport, loop))
-             for w in range(workers)]
+    procs = [
+        ctx.Process(
+            target=_worker_entry,
+            daemon=True,
+            args=(
+                barrier,
+                queue,
+                url,
+                _share(concurrency, workers, w),
+                _share(turns, workers, w),
+                tokens,
+                transport,
+                loop,
+            ),
+        )
+        for w in range(workers)
+    ]
     for p in procs:
         p.start()
     try:
@@ -150,8 +183,10 @@ def _next_result(queue: Any, procs: list[Any]) -> dict[str, Any]:
         except queue_mod.Empty:
             dead = [p for p in procs if p.exitcode not in (None, 0)]
             if dead:
-                raise ReplayError(f"a calibration worker exited with code {dead[0].exitcode}; see its traceback above "
-                                  "(a script calling calibrate() needs an `if __name__ == \"__main__\":` guard)") from None
+                raise ReplayError(
+                    f"a calibration worker exited with code {dead[0].exitcode}; see its traceback above "
+                    '(a script calling calibrate() needs an `if __name__ == "__main__":` guard)'
+                ) from None
     raise ReplayError("calibration workers gave no result within 900 s; lower --turns")
 
 
@@ -160,13 +195,24 @@ def _share(total: int, parts: int, k: int) -> int:
 
 
 def _run_abench(python: str, url: str, concurrency: int, turns: int, tokens: int) -> list[dict[str, Any]]:
-    cmd = [python, str(_ABENCH_DRIVER), url + "/v1/chat/completions", "--concurrency", str(concurrency),
-           "--turns", str(turns), "--tokens", str(tokens)]
+    cmd = [
+        python,
+        str(_ABENCH_DRIVER),
+        url + "/v1/chat/completions",
+        "--concurrency",
+        str(concurrency),
+        "--turns",
+        str(turns),
+        "--tokens",
+        str(tokens),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
         tail = done.stderr.strip().splitlines()[-1:] or ["(no output)"]
-        raise ReplayError(f"agentic-bench driver failed under {python}: {tail[0]}; install it with "
-                          f"`{python} -m pip install agentic-bench` or pass --compare-python")
+        raise ReplayError(
+            f"agentic-bench driver failed under {python}: {tail[0]}; install it with "
+            f"`{python} -m pip install agentic-bench` or pass --compare-python"
+        )
     return [json.loads(done.stdout)]
 
 
@@ -188,20 +234,35 @@ class _Server:
         port = 0
         try:
             for _ in range(procs):
-                proc = subprocess.Popen([sys.executable, "-m", "replay.calibrate.server", "--tokens", str(tokens),
-                                         "--interval-ms", repr(interval_s * 1000), "--port", str(port)],
-                                        stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2])
+                proc = subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "replay.calibrate.server",
+                        "--tokens",
+                        str(tokens),
+                        "--interval-ms",
+                        repr(interval_s * 1000),
+                        "--port",
+                        str(port),
+                    ],
+                    stdout=subprocess.PIPE,
+                    text=True,
+                    cwd=Path(__file__).resolve().parents[2],
+                )
                 self.procs.append(proc)
                 line = proc.stdout.readline() if proc.stdout else ""
                 if not line.startswith("PORT "):
-                    raise ReplayError("the calibration server did not start (python -m replay.calibrate.server); is trajbench installed?")
+                    raise ReplayError(
+                        "the calibration server did not start (python -m replay.calibrate.server); is trajbench installed?"
+                    )
                 port = int(line.split()[1])
         except BaseException:
             self.__exit__()
             raise
         self.url = f"http://127.0.0.1:{port}"
 
-    def __enter__(self) -> "_Server":
+    def __enter__(self) -> _Server:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -227,8 +288,19 @@ def _row(phase: str, client: str, workers: int, concurrency: int, runs: list[dic
             ttft.append(arrivals[0] - stamps[0])
             itl.extend(abs((arrivals[i] - arrivals[i - 1]) - (stamps[i] - stamps[i - 1])) for i in range(1, n))
     wall = (max(r["t_end_ns"] for r in runs) - min(r["t_start_ns"] for r in runs)) / 1e9
-    return CalRow(phase, client, workers, concurrency, turns, sum(r["failed"] for r in runs), chunks, wall,
-                  sum(r["cpu_s"] for r in runs), *_p50_p99(ttft), *_p50_p99(itl))
+    return CalRow(
+        phase,
+        client,
+        workers,
+        concurrency,
+        turns,
+        sum(r["failed"] for r in runs),
+        chunks,
+        wall,
+        sum(r["cpu_s"] for r in runs),
+        *_p50_p99(ttft),
+        *_p50_p99(itl),
+    )
 
 
 def _p50_p99(values_ns: list[int]) -> tuple[float | None, float | None]:
@@ -239,9 +311,17 @@ def _p50_p99(values_ns: list[int]) -> tuple[float | None, float | None]:
     return float(p50) / 1e6, float(p99) / 1e6
 
 
-def calibrate(*, concurrency: int = 128, workers: int = 1, turns: int = 2048, tokens: int = 256,
-              compare: tuple[str, ...] = (), compare_python: str | None = None, loop: str = "asyncio",
-              echo: Callable[[str], None] = lambda s: None) -> list[CalRow]:
+def calibrate(
+    *,
+    concurrency: int = 128,
+    workers: int = 1,
+    turns: int = 2048,
+    tokens: int = 256,
+    compare: tuple[str, ...] = (),
+    compare_python: str | None = None,
+    loop: str = "asyncio",
+    echo: Callable[[str], None] = lambda s: None,
+) -> list[CalRow]:
     """Run both phases for our client (1..workers processes) and each comparison client."""
     if concurrency < workers:
         raise ReplayError(f"--concurrency {concurrency} is below --workers {workers}; every worker needs a slot")
@@ -255,47 +335,78 @@ def calibrate(*, concurrency: int = 128, workers: int = 1, turns: int = 2048, to
         try:
             import uvloop  # noqa: F401
         except ImportError:
-            raise ReplayError("uvloop is not installed; `pip install 'trajbench[uvloop]'` or use --loop asyncio") from None
+            raise ReplayError(
+                "uvloop is not installed; `pip install 'trajbench[uvloop]'` or use --loop asyncio"
+            ) from None
     ours = "trajbench" if loop == "asyncio" else f"trajbench-{loop}"
     rows: list[CalRow] = []
     with _Server(tokens, 0.0, procs=workers) as srv:
         for w in range(1, workers + 1):
             echo(f"throughput: {ours}, {w} worker(s), C={concurrency}")
-            rows.append(_row("throughput", ours, w, concurrency, _run_ours(srv.url, w, concurrency, turns, tokens, "fast", loop)))
+            rows.append(
+                _row(
+                    "throughput", ours, w, concurrency, _run_ours(srv.url, w, concurrency, turns, tokens, "fast", loop)
+                )
+            )
         for name in compare:
             if name != "none":
                 echo(f"throughput: {name}, C={concurrency}")
-                rows.append(_row("throughput", name, 1, concurrency, COMPARE[name](srv.url, 1, concurrency, turns, tokens, py)))
+                rows.append(
+                    _row("throughput", name, 1, concurrency, COMPARE[name](srv.url, 1, concurrency, turns, tokens, py))
+                )
     # pace ticks so our single-worker client would sit at TARGET_LOAD of a core
     cpu_per_chunk = rows[0].cpu_s / max(rows[0].chunks, 1)
     interval_s = concurrency * cpu_per_chunk / TARGET_LOAD
     timing_turns = max(2 * concurrency, turns // 2)
     with _Server(tokens, interval_s) as srv:
         echo(f"timing: server tick every {interval_s * 1000:.2f} ms")
-        rows.append(_row("timing", ours, 1, concurrency, _run_ours(srv.url, 1, concurrency, timing_turns, tokens, "fast", loop)))
+        rows.append(
+            _row("timing", ours, 1, concurrency, _run_ours(srv.url, 1, concurrency, timing_turns, tokens, "fast", loop))
+        )
         for name in compare:
             if name != "none":
                 echo(f"timing: {name}")
-                rows.append(_row("timing", name, 1, concurrency, COMPARE[name](srv.url, 1, concurrency, timing_turns, tokens, py)))
+                rows.append(
+                    _row(
+                        "timing", name, 1, concurrency, COMPARE[name](srv.url, 1, concurrency, timing_turns, tokens, py)
+                    )
+                )
     return rows
 
 
 def format_rows(rows: list[CalRow]) -> list[str]:
     """A fixed-width table, one line per run, for the terminal."""
-    head = (f"{'phase':<10} {'client':<14} {'W':>2} {'C':>4} {'turns':>6} {'fail':>4} {'chunks/s':>10} {'turns/s':>8} "
-            f"{'chunks/CPU-s':>12} {'CPU/turn ms':>11} {'cores':>5} {'TTFT err p50/p99 ms':>20} {'ITL err p50/p99 ms':>19}")
+    head = (
+        f"{'phase':<10} {'client':<14} {'W':>2} {'C':>4} {'turns':>6} {'fail':>4} {'chunks/s':>10} {'turns/s':>8} "
+        f"{'chunks/CPU-s':>12} {'CPU/turn ms':>11} {'cores':>5} {'TTFT err p50/p99 ms':>20} {'ITL err p50/p99 ms':>19}"
+    )
     out = [head]
     for r in rows:
         ttft = "-" if r.ttft_err_p50_ms is None else f"{r.ttft_err_p50_ms:.3f}/{r.ttft_err_p99_ms:.3f}"
         itl = "-" if r.itl_err_p50_ms is None else f"{r.itl_err_p50_ms:.3f}/{r.itl_err_p99_ms:.3f}"
-        out.append(f"{r.phase:<10} {r.client:<14} {r.workers:>2} {r.concurrency:>4} {r.turns:>6} {r.failed:>4} "
-                   f"{r.chunks_per_s:>10.0f} {r.turns_per_s:>8.1f} {r.chunks_per_cpu_s:>12.0f} {r.cpu_per_turn_ms:>11.2f} "
-                   f"{r.cores_used:>5.2f} {ttft:>20} {itl:>19}")
-    out.append(f"(cores available: {os.cpu_count()}; CPU is the client processes' only; error = arrival − server send stamp)")
+        out.append(
+            f"{r.phase:<10} {r.client:<14} {r.workers:>2} {r.concurrency:>4} {r.turns:>6} {r.failed:>4} "
+            f"{r.chunks_per_s:>10.0f} {r.turns_per_s:>8.1f} {r.chunks_per_cpu_s:>12.0f} {r.cpu_per_turn_ms:>11.2f} "
+            f"{r.cores_used:>5.2f} {ttft:>20} {itl:>19}"
+        )
+    out.append(
+        f"(cores available: {os.cpu_count()}; CPU is the client processes' only; error = arrival − server send stamp)"
+    )
     return out
 
 
 def rows_to_json(rows: list[CalRow]) -> str:
-    return json.dumps([dict(asdict(r), chunks_per_s=r.chunks_per_s, turns_per_s=r.turns_per_s,
-                            chunks_per_cpu_s=r.chunks_per_cpu_s, cpu_per_turn_ms=r.cpu_per_turn_ms,
-                            cores_used=r.cores_used) for r in rows], indent=2)
+    return json.dumps(
+        [
+            dict(
+                asdict(r),
+                chunks_per_s=r.chunks_per_s,
+                turns_per_s=r.turns_per_s,
+                chunks_per_cpu_s=r.chunks_per_cpu_s,
+                cpu_per_turn_ms=r.cpu_per_turn_ms,
+                cores_used=r.cores_used,
+            )
+            for r in rows
+        ],
+        indent=2,
+    )

@@ -31,7 +31,10 @@ import httptools
 STAMP_DIGITS = 20
 _HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n"
 _NOT_FOUND_BODY = b'{"error":{"message":"not found","code":404}}'
-_NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(_NOT_FOUND_BODY), _NOT_FOUND_BODY)
+_NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (
+    len(_NOT_FOUND_BODY),
+    _NOT_FOUND_BODY,
+)
 
 
 def _frame(payload: bytes) -> bytes:
@@ -52,12 +55,16 @@ FRAME_SUFFIX = _POST + b"\r\n"
 
 def _tail(tokens: int) -> bytes:
     finish = _event(b"{" + _ID + b',"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}')
-    usage = _event(b"{" + _ID + b',"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":%d,"total_tokens":%d}}' % (tokens, tokens + 1))
+    usage = _event(
+        b"{"
+        + _ID
+        + b',"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":%d,"total_tokens":%d}}' % (tokens, tokens + 1)
+    )
     return _frame(finish) + _frame(usage) + _frame(b"data: [DONE]\n\n") + b"0\r\n\r\n"
 
 
 class _Stream:
-    __slots__ = ("transport", "left", "tail")
+    __slots__ = ("left", "tail", "transport")
 
     def __init__(self, transport: asyncio.Transport, tokens: int, tail: bytes) -> None:
         self.transport = transport
@@ -136,11 +143,15 @@ class _Handler(asyncio.Protocol):
         self.url = b""
 
 
-async def serve(tokens: int, interval_s: float, host: str = "127.0.0.1", port: int = 0, spread: float = 0.5, ready=print) -> None:  # type: ignore[no-untyped-def]
+async def serve(
+    tokens: int, interval_s: float, host: str = "127.0.0.1", port: int = 0, spread: float = 0.5, ready=print
+) -> None:  # type: ignore[no-untyped-def]
     loop = asyncio.get_running_loop()
     server = CalServer(tokens, interval_s, spread)
     # reuse_port: several server processes may share one port (the kernel spreads connections)
-    srv = await loop.create_server(lambda: _Handler(server), host, port, backlog=1024, reuse_address=True, reuse_port=True)
+    srv = await loop.create_server(
+        lambda: _Handler(server), host, port, backlog=1024, reuse_address=True, reuse_port=True
+    )
     sock = srv.sockets[0]
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     ready(f"PORT {sock.getsockname()[1]}")
@@ -155,7 +166,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--spread", type=float, default=0.5, help="answer lengths over tokens·(1 ± spread)")
     a = ap.parse_args(argv)
     try:  # a process entry point, like cli.py: the one place this process starts a loop
-        asyncio.run(serve(a.tokens, a.interval_ms / 1000.0, port=a.port, spread=a.spread, ready=lambda s: print(s, flush=True)))
+        asyncio.run(
+            serve(a.tokens, a.interval_ms / 1000.0, port=a.port, spread=a.spread, ready=lambda s: print(s, flush=True))
+        )
     except KeyboardInterrupt:
         pass
 

@@ -19,12 +19,27 @@ from .server import serve
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m replay.sim", description="trajbench's simulated OpenAI-compatible endpoint.")
+    p = argparse.ArgumentParser(
+        prog="python -m replay.sim", description="trajbench's simulated OpenAI-compatible endpoint."
+    )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0, help="0 = a free port (printed on the ready line)")
-    p.add_argument("--parent-pid", type=int, default=None, help="stop when this process ends (set by the launcher, with stdin a pipe it holds)")
+    p.add_argument(
+        "--parent-pid",
+        type=int,
+        default=None,
+        help="stop when this process ends (set by the launcher, with stdin a pipe it holds)",
+    )
     for opt in OPTIONS:
-        p.add_argument(f"--{opt.name}", dest=opt.dest, type=opt.kind, choices=opt.choices, metavar=opt.metavar, default=None, help=opt.help)
+        p.add_argument(
+            f"--{opt.name}",
+            dest=opt.dest,
+            type=opt.kind,
+            choices=opt.choices,
+            metavar=opt.metavar,
+            default=None,
+            help=opt.help,
+        )
     return p
 
 

@@ -12,8 +12,9 @@ import hashlib
 import json
 import math
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from traces import Shards, TraceError, canonical_json, iter_prompts, messages_sha256, salt_for
 
@@ -101,7 +102,9 @@ def plan(answer: Answer, max_tokens: int | None) -> Plan:
             calls.append({"id": answer.tool_calls[i].id, "type": "function", "function": {"name": t, "arguments": ""}})
         elif k == TOOL_ARGS:
             calls[i]["function"]["arguments"] += t
-    return Plan(tuple(t for _, _, t in steps), tuple((k, i) for k, i, _ in steps), finish, reasoning, content, tuple(calls))
+    return Plan(
+        tuple(t for _, _, t in steps), tuple((k, i) for k, i, _ in steps), finish, reasoning, content, tuple(calls)
+    )
 
 
 def _rng(seed: int, tokens: Tokens) -> random.Random:

@@ -10,7 +10,7 @@ request runs (a real engine cannot evict those); with realistic capacities this 
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Hashable, Sequence
+from collections.abc import Hashable, Sequence
 
 
 class PrefixCache:

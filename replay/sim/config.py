@@ -7,8 +7,9 @@ mid-size GPU server (one H100-class replica serving a ~30B MoE model); every num
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..errors import ReplayError
 
@@ -55,7 +56,10 @@ class SimConfig:
     def __post_init__(self) -> None:
         checks = [
             (self.answers in ANSWER_MODES, f"--answers must be one of {', '.join(ANSWER_MODES)}"),
-            (self.answers != "oracle" or bool(self.shards), "--answers oracle needs --shards DIR (a folder from `trajbench traces build`)"),
+            (
+                self.answers != "oracle" or bool(self.shards),
+                "--answers oracle needs --shards DIR (a folder from `trajbench traces build`)",
+            ),
             (self.router in ROUTERS, f"--router must be one of {', '.join(ROUTERS)}"),
             (self.replicas >= 1, "--replicas must be >= 1"),
             (self.token_budget >= 1, "--token-budget must be >= 1"),
@@ -63,8 +67,14 @@ class SimConfig:
             (self.block_size >= 1, "--block-size must be >= 1"),
             (self.cache_tokens is None or self.cache_tokens >= 0, "--cache-tokens must be >= 0 or 'unlimited'"),
             (0.0 <= self.fail_rate <= 1.0, "--fail-rate must be within [0, 1]"),
-            (bool(self.fail_kinds) and set(self.fail_kinds) <= set(FAULT_KINDS), f"--fail-kinds must be a comma list of {','.join(FAULT_KINDS)}"),
-            (min(self.step_base_ms, self.prefill_ms_per_token, self.batch_ms_per_seq) >= 0, "step-time coefficients must be >= 0"),
+            (
+                bool(self.fail_kinds) and set(self.fail_kinds) <= set(FAULT_KINDS),
+                f"--fail-kinds must be a comma list of {','.join(FAULT_KINDS)}",
+            ),
+            (
+                min(self.step_base_ms, self.prefill_ms_per_token, self.batch_ms_per_seq) >= 0,
+                "step-time coefficients must be >= 0",
+            ),
             (self.osl_mean >= 1 and self.osl_cv >= 0, "--osl-mean must be >= 1 and --osl-cv >= 0"),
             (0.0 <= self.reasoning_fraction < 1.0, "--reasoning-fraction must be within [0, 1)"),
             (self.oracle_repeats >= 1, "--oracle-repeats must be >= 1"),
@@ -115,7 +125,13 @@ class Option:
     def shown_default(self) -> str:
         """The default as help text shows it."""
         d = self.default
-        return ",".join(d) if isinstance(d, tuple) else UNLIMITED if d is None and self.parse is parse_cache_tokens else str(d)
+        return (
+            ",".join(d)
+            if isinstance(d, tuple)
+            else UNLIMITED
+            if d is None and self.parse is parse_cache_tokens
+            else str(d)
+        )
 
     @property
     def kind(self) -> Callable[[str], Any]:
@@ -128,7 +144,11 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option("model", "Served model name listed by /v1/models (requests may name any model)."),
     Option("seed", "Seed of synthetic answers and of fault selection."),
-    Option("answers", "synthetic: seeded lengths; oracle: the recorded answer of the turn (needs --shards).", choices=ANSWER_MODES),
+    Option(
+        "answers",
+        "synthetic: seeded lengths; oracle: the recorded answer of the turn (needs --shards).",
+        choices=ANSWER_MODES,
+    ),
     Option("shards", "Shard folder the oracle answers from (`trajbench traces build`).", metavar="DIR"),
     Option("oracle-repeats", "Repeats the oracle recognises (replay re-salts later repeats)."),
     Option("osl-mean", "Mean synthetic answer length in tokens (lognormal)."),
@@ -143,11 +163,25 @@ OPTIONS: tuple[Option, ...] = (
     Option("token-budget", "Tokens per step shared by chunked prefill and one decode token per running request."),
     Option("max-num-seqs", "Requests a replica runs at once; the rest wait."),
     Option("block-size", "Prefix-cache block size in tokens."),
-    Option("cache-tokens", "Prefix-cache capacity per replica in tokens, or 'unlimited'.", parse=parse_cache_tokens, metavar="N|unlimited"),
+    Option(
+        "cache-tokens",
+        "Prefix-cache capacity per replica in tokens, or 'unlimited'.",
+        parse=parse_cache_tokens,
+        metavar="N|unlimited",
+    ),
     Option("fail-rate", "Fraction of requests given a fault, chosen by a seeded hash of the prompt."),
-    Option("fail-kinds", "Comma list of faults to draw from: " + ",".join(FAULT_KINDS) + ".", parse=parse_kinds, metavar="KINDS"),
+    Option(
+        "fail-kinds",
+        "Comma list of faults to draw from: " + ",".join(FAULT_KINDS) + ".",
+        parse=parse_kinds,
+        metavar="KINDS",
+    ),
     Option("stall-seconds", "How long a 'stall' fault holds the stream open without sending."),
-    Option("tokenizer", "Count tokens with a tokenizer from the registry (NAME or NAME:PATH); default: ~4 chars per token.", metavar="SPEC"),
+    Option(
+        "tokenizer",
+        "Count tokens with a tokenizer from the registry (NAME or NAME:PATH); default: ~4 chars per token.",
+        metavar="SPEC",
+    ),
 )
 
 _FIELDS = {f.name: f for f in fields(SimConfig)}
@@ -177,7 +211,9 @@ def config_from_args(argv: Sequence[str]) -> SimConfig:
     except (argparse.ArgumentError, ValueError) as exc:
         raise SimConfigError(f"--sim-args: {exc}; see `trajbench serve-sim --help` for the options") from None
     if extra:
-        raise SimConfigError(f"--sim-args: unknown option(s) {' '.join(extra)}; see `trajbench serve-sim --help` for the options")
+        raise SimConfigError(
+            f"--sim-args: unknown option(s) {' '.join(extra)}; see `trajbench serve-sim --help` for the options"
+        )
     return config_from_options(vars(known))
 
 

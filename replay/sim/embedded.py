@@ -20,9 +20,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 import httpx
 
@@ -99,7 +100,18 @@ def start_simulator(
 ) -> Iterator[SimHandle]:
     """Start a simulator (options as a SimConfig, a dict of its fields, or CLI arguments)."""
     args = _args(options)
-    cmd = [python or sys.executable, "-m", "replay.sim", "--host", "127.0.0.1", "--port", "0", "--parent-pid", str(os.getpid()), *args]
+    cmd = [
+        python or sys.executable,
+        "-m",
+        "replay.sim",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--parent-pid",
+        str(os.getpid()),
+        *args,
+    ]
     with tempfile.TemporaryFile() as err:
         # stdin: a pipe nobody writes to; its closing (we stop or die) is the child's cue to stop
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.PIPE)
@@ -110,12 +122,20 @@ def start_simulator(
                     proc.wait(timeout=2)
                 except subprocess.TimeoutExpired:
                     pass
-                state = f"exited with code {proc.poll()}" if proc.poll() is not None else f"gave no ready line within {timeout:.0f} s"
-                raise SimulatorStartError(f"simulator ({' '.join(cmd[1:])}) {state}; its stderr ends with:\n{_tail(err)}")
+                state = (
+                    f"exited with code {proc.poll()}"
+                    if proc.poll() is not None
+                    else f"gave no ready line within {timeout:.0f} s"
+                )
+                raise SimulatorStartError(
+                    f"simulator ({' '.join(cmd[1:])}) {state}; its stderr ends with:\n{_tail(err)}"
+                )
             try:
                 base_url = json.loads(line)["base_url"]
             except (ValueError, KeyError, TypeError):
-                raise SimulatorStartError(f"simulator printed {line!r} instead of its ready line; stderr:\n{_tail(err)}") from None
+                raise SimulatorStartError(
+                    f"simulator printed {line!r} instead of its ready line; stderr:\n{_tail(err)}"
+                ) from None
             assert proc.stdout is not None
             threading.Thread(target=_drain, args=(proc.stdout,), daemon=True).start()
             _wait_healthy(base_url, proc, time.monotonic() + timeout, err)
@@ -128,7 +148,9 @@ def _wait_healthy(base_url: str, proc: subprocess.Popen[bytes], deadline: float,
     last = ""
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise SimulatorStartError(f"simulator at {base_url} exited with code {proc.returncode}; stderr:\n{_tail(err)}")
+            raise SimulatorStartError(
+                f"simulator at {base_url} exited with code {proc.returncode}; stderr:\n{_tail(err)}"
+            )
         try:
             r = httpx.get(base_url + "/health", timeout=2)
             if r.status_code == 200 and r.json().get("simulated") is True:

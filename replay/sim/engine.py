@@ -26,7 +26,17 @@ from .config import SimConfig
 class SimRequest:
     """The engine's view of one request; the HTTP handler waits on `event` for new tokens."""
 
-    __slots__ = ("prompt_tokens", "blocks", "n_out", "cached_tokens", "prefill_left", "produced", "done", "cancelled", "event")
+    __slots__ = (
+        "blocks",
+        "cached_tokens",
+        "cancelled",
+        "done",
+        "event",
+        "n_out",
+        "prefill_left",
+        "produced",
+        "prompt_tokens",
+    )
 
     def __init__(self, prompt_tokens: int, blocks: tuple[int, ...], n_out: int) -> None:
         self.prompt_tokens = prompt_tokens

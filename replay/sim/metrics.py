@@ -7,7 +7,7 @@ steps and modelled busy time; plus faults injected per kind.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from .engine import Replica
 
@@ -54,7 +54,11 @@ def _num(v: float) -> str:
 
 def metrics_text(replicas: Sequence[Replica], faults: Mapping[str, int]) -> str:
     values = [_values(r) for r in replicas]
-    lines = [f"# HELP {P}info The endpoint is trajbench's simulator, not a real inference server.", f"# TYPE {P}info gauge", f'{P}info{{simulated="true"}} 1']
+    lines = [
+        f"# HELP {P}info The endpoint is trajbench's simulator, not a real inference server.",
+        f"# TYPE {P}info gauge",
+        f'{P}info{{simulated="true"}} 1',
+    ]
     for name, kind, help_text in _SERIES:
         lines += [f"# HELP {P}{name} {help_text}", f"# TYPE {P}{name} {kind}"]
         lines += [f'{P}{name}{{replica="{r.index}"}} {_num(v[name])}' for r, v in zip(replicas, values)]

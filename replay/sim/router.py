@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from .engine import Replica
 

@@ -18,17 +18,17 @@ import itertools
 import socket
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import orjson
 from aiohttp import web
 
-from . import wire
-from .answers import Answer, OracleAnswers, OracleMiss, Plan, SyntheticAnswers, plan
 from ..config import PREFLIGHT_HEADER
 from ..errors import ReplayError
-from . import lifeline
+from . import lifeline, wire
+from .answers import Answer, OracleAnswers, OracleMiss, Plan, SyntheticAnswers, plan
 from .config import FINGERPRINT, SIM_HEADER, SimConfig
 from .engine import Replica, SimRequest
 from .faults import FAULT_HEADER, UnknownFault, pick_fault
@@ -44,7 +44,9 @@ def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -
     return web.Response(body=orjson.dumps(body), status=status, content_type="application/json", headers=headers)
 
 
-def _error(status: int, message: str, kind: str = "invalid_request_error", headers: dict[str, str] | None = None) -> web.Response:
+def _error(
+    status: int, message: str, kind: str = "invalid_request_error", headers: dict[str, str] | None = None
+) -> web.Response:
     return _json(wire.error_body(message, status, kind), status, headers)
 
 
@@ -96,12 +98,31 @@ class Simulator:
 
     async def health(self, request: web.Request) -> web.Response:
         c = self.config
-        return _json({"status": "ok", "simulated": True, "system_fingerprint": FINGERPRINT, "model": c.model, "answers": c.answers,
-                      "replicas": c.replicas, "router": c.router, "tokenizer": self.tokenizer.name, "zero_latency": c.zero_latency})
+        return _json(
+            {
+                "status": "ok",
+                "simulated": True,
+                "system_fingerprint": FINGERPRINT,
+                "model": c.model,
+                "answers": c.answers,
+                "replicas": c.replicas,
+                "router": c.router,
+                "tokenizer": self.tokenizer.name,
+                "zero_latency": c.zero_latency,
+            }
+        )
 
     async def models(self, request: web.Request) -> web.Response:
-        card = {"id": self.config.model, "object": "model", "created": 0, "owned_by": FINGERPRINT, "root": self.config.model,
-                "max_model_len": None, "simulated": True, "system_fingerprint": FINGERPRINT}
+        card = {
+            "id": self.config.model,
+            "object": "model",
+            "created": 0,
+            "owned_by": FINGERPRINT,
+            "root": self.config.model,
+            "max_model_len": None,
+            "simulated": True,
+            "system_fingerprint": FINGERPRINT,
+        }
         return _json({"object": "list", "data": [card], "system_fingerprint": FINGERPRINT})
 
     async def metrics(self, request: web.Request) -> web.Response:
@@ -129,18 +150,35 @@ class Simulator:
         if fault:
             self.faults[fault] += 1
         if fault == "500":
-            return _error(500, "simulated fault: internal server error (trajbench-sim --fail-kinds 500)", "server_error")
+            return _error(
+                500, "simulated fault: internal server error (trajbench-sim --fail-kinds 500)", "server_error"
+            )
         if fault == "429":
-            return _error(429, "simulated fault: rate limited (trajbench-sim --fail-kinds 429)", "rate_limit_error", {"Retry-After": "1"})
+            return _error(
+                429,
+                "simulated fault: rate limited (trajbench-sim --fail-kinds 429)",
+                "rate_limit_error",
+                {"Retry-After": "1"},
+            )
         if fault == "reset":
             _abort(request)
             raise asyncio.CancelledError  # aiohttp drops the connection without a response
         try:
-            answer = self.oracle.answer(messages) if self.oracle and not preflight else self.synthetic.answer(tokens, tools)
+            answer = (
+                self.oracle.answer(messages) if self.oracle and not preflight else self.synthetic.answer(tokens, tools)
+            )
         except OracleMiss as exc:
             return _error(404, str(exc), "not_found_error")
-        turn = _Turn(text, tokens, answer, plan(answer, max_tokens), self.router.pick(request.headers),
-                     f"chatcmpl-sim-{next(self._ids)}", int(time.time()), str(body.get("model") or self.config.model))
+        turn = _Turn(
+            text,
+            tokens,
+            answer,
+            plan(answer, max_tokens),
+            self.router.pick(request.headers),
+            f"chatcmpl-sim-{next(self._ids)}",
+            int(time.time()),
+            str(body.get("model") or self.config.model),
+        )
         if not body.get("stream"):
             return await self._complete(request, turn, fault)
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -151,9 +189,19 @@ class Simulator:
         """A non-streaming answer; stream faults map onto the body (error JSON, bad JSON, cut, hang)."""
         headers = {"X-Sim-Replica": str(turn.replica.index)}
         if fault == "error-object":
-            return _json(wire.error_body("simulated fault: error object in a 200 response (trajbench-sim --fail-kinds error-object)", 500, "server_error"), 200, headers)
+            return _json(
+                wire.error_body(
+                    "simulated fault: error object in a 200 response (trajbench-sim --fail-kinds error-object)",
+                    500,
+                    "server_error",
+                ),
+                200,
+                headers,
+            )
         if fault == "malformed":
-            return web.Response(body=b'{"choices": [{"message": {"content": "trunc', content_type="application/json", headers=headers)
+            return web.Response(
+                body=b'{"choices": [{"message": {"content": "trunc', content_type="application/json", headers=headers
+            )
         if fault in ("midstream", "stall"):
             resp = web.StreamResponse(headers={**headers, "Content-Type": "application/json", "Content-Length": "4096"})
             await resp.prepare(request)
@@ -173,7 +221,9 @@ class Simulator:
         u = wire.usage(turn.tokens.count, turn.plan.n_steps, req.cached_tokens)
         return _json(wire.completion(turn.rid, turn.created, turn.model, turn.plan, u), headers=headers)
 
-    async def _streamed(self, request: web.Request, turn: _Turn, fault: str | None, include_usage: bool, stamped: bool) -> web.StreamResponse:
+    async def _streamed(
+        self, request: web.Request, turn: _Turn, fault: str | None, include_usage: bool, stamped: bool
+    ) -> web.StreamResponse:
         framer = wire.Framer(turn.rid, turn.created, turn.model, stamped=stamped)
         resp = web.StreamResponse(headers={**SSE_HEADERS, "X-Sim-Replica": str(turn.replica.index)})
         await resp.prepare(request)
@@ -199,7 +249,9 @@ class Simulator:
         await resp.write_eof()
         return resp
 
-    async def _stream(self, req: SimRequest, resp: web.StreamResponse, deltas: list[bytes], framer: wire.Framer, cut: int | None) -> list[bytes]:
+    async def _stream(
+        self, req: SimRequest, resp: web.StreamResponse, deltas: list[bytes], framer: wire.Framer, cut: int | None
+    ) -> list[bytes]:
         """Write each decode step's frames as the engine produces them (until `cut`, if set).
 
         Everything ready at a wake-up goes out in one write. Returns the last step's deltas
@@ -232,10 +284,17 @@ class Simulator:
         while time.monotonic() < deadline and request.transport is not None and not request.transport.is_closing():
             await asyncio.sleep(0.05)
 
-    async def _bad_stream(self, request: web.Request, resp: web.StreamResponse, framer: wire.Framer, fault: str) -> web.StreamResponse:
+    async def _bad_stream(
+        self, request: web.Request, resp: web.StreamResponse, framer: wire.Framer, fault: str
+    ) -> web.StreamResponse:
         await resp.write(framer.frames([wire.ROLE_DELTA]))
         if fault == "error-object":
-            await resp.write(framer.error("simulated fault: error object in a 200 stream (trajbench-sim --fail-kinds error-object)", 500) + wire.DONE)
+            await resp.write(
+                framer.error(
+                    "simulated fault: error object in a 200 stream (trajbench-sim --fail-kinds error-object)", 500
+                )
+                + wire.DONE
+            )
         elif fault == "malformed":
             await resp.write(b'data: {"choices": [{"delta": {"content": "trunc\n\n' + wire.DONE)
         else:
@@ -259,7 +318,9 @@ def _abort(request: web.Request) -> None:
         request.transport.abort()
 
 
-def serve(config: SimConfig, host: str = "127.0.0.1", port: int = 0, ready: Callable[[str], None] | None = None) -> None:
+def serve(
+    config: SimConfig, host: str = "127.0.0.1", port: int = 0, ready: Callable[[str], None] | None = None
+) -> None:
     """Run the simulator until interrupted; `ready(base_url)` is called once it accepts requests.
 
     The socket is bound here (port 0 = a free port) so the URL is known exactly, race-free.
@@ -273,9 +334,20 @@ def serve(config: SimConfig, host: str = "127.0.0.1", port: int = 0, ready: Call
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        hint = "pick another --port (0 = any free port) or stop the process that holds it" if exc.errno == errno.EADDRINUSE else "check --host and --port"
+        hint = (
+            "pick another --port (0 = any free port) or stop the process that holds it"
+            if exc.errno == errno.EADDRINUSE
+            else "check --host and --port"
+        )
         raise ReplayError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; {hint}") from None
     url_host = f"[{host}]" if ":" in host else host
     base_url = f"http://{url_host}:{sock.getsockname()[1]}"
     # A short shutdown grace: a stalled or long stream must not hold the process for a minute.
-    web.run_app(app, sock=sock, print=(lambda *_: ready(base_url)) if ready else None, access_log=None, backlog=1024, shutdown_timeout=1.0)
+    web.run_app(
+        app,
+        sock=sock,
+        print=(lambda *_: ready(base_url)) if ready else None,
+        access_log=None,
+        backlog=1024,
+        shutdown_timeout=1.0,
+    )

@@ -20,8 +20,9 @@ replaces the approximation for prompt counts and blocks; it is exact but slower.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 from traces import TraceError, canonical_json, content_text
 
@@ -57,7 +58,9 @@ def render_answer(content: str | None, reasoning: str | None, tool_calls: Sequen
 def render_message(m: dict[str, Any]) -> str:
     role = m.get("role", "user")
     if role == "assistant":
-        return ASSISTANT_HEADER + render_answer(_text(m.get("content")), m.get("reasoning_content"), m.get("tool_calls"))
+        return ASSISTANT_HEADER + render_answer(
+            _text(m.get("content")), m.get("reasoning_content"), m.get("tool_calls")
+        )
     if role == "tool":
         return f"<|tool|>{m.get('tool_call_id', '')}\n{_text(m.get('content'))}{END}"
     return f"<|{role}|>\n{_text(m.get('content'))}{END}"

@@ -61,7 +61,12 @@ def step_deltas(plan: Plan, tool_ids: list[str]) -> list[bytes]:
         elif kind == TOOL_ARGS:
             out.append(b'{"tool_calls":[{"index":%d,"function":{"arguments":%s}}]}' % (index, dumps(text)))
         else:
-            call = {"index": index, "id": tool_ids[index], "type": "function", "function": {"name": text, "arguments": ""}}
+            call = {
+                "index": index,
+                "id": tool_ids[index],
+                "type": "function",
+                "function": {"name": text, "arguments": ""},
+            }
             out.append(b'{"tool_calls":[' + dumps(call) + b"]}")
     return out
 
@@ -77,7 +82,13 @@ class Framer:
     """
 
     def __init__(self, response_id: str, created: int, model: str, *, stamped: bool = False) -> None:
-        head = {"id": response_id, "object": "chat.completion.chunk", "created": created, "model": model, "system_fingerprint": FINGERPRINT}
+        head = {
+            "id": response_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "system_fingerprint": FINGERPRINT,
+        }
         self._head = b"data: " + orjson.dumps(head)[:-1]
         self._prefix = self._head + b',"choices":[{"index":0,"delta":'
         self._open_tail = b',"logprobs":null,"finish_reason":null}]'
@@ -100,7 +111,11 @@ class Framer:
         return self._head + b',"choices":[],"usage":' + orjson.dumps(u) + self._close()
 
     def error(self, message: str, code: int) -> bytes:
-        return b"data: " + orjson.dumps({"error": {"message": message, "type": "server_error", "code": code}})[:-1] + self._close()
+        return (
+            b"data: "
+            + orjson.dumps({"error": {"message": message, "type": "server_error", "code": code}})[:-1]
+            + self._close()
+        )
 
 
 def completion(response_id: str, created: int, model: str, plan: Plan, u: dict[str, Any]) -> dict[str, Any]:

@@ -57,13 +57,26 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         big = Path(tmp) / "replicated.jsonl"
         rows = replicate(FIXTURE, big, args.copies)
-        base = subprocess.run([sys.executable, "-c", "import traces, resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"], check=True, capture_output=True, text=True)
+        base = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import traces, resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         print(f"python + trajbench import baseline RSS: {int(base.stdout) / 1024:.0f} MiB")
-        print(f"{'input':<28}{'rows':>8}{'raw MiB':>10}{'shards MiB':>12}{'ratio':>8}{'build s':>9}{'peak RSS MiB':>14}")
+        print(
+            f"{'input':<28}{'rows':>8}{'raw MiB':>10}{'shards MiB':>12}{'ratio':>8}{'build s':>9}{'peak RSS MiB':>14}"
+        )
         for label, src, n in (("fixture (20 traj)", FIXTURE, 2014), (f"fixture x{args.copies}", big, rows)):
             seconds, rss, size = measure(src, Path(tmp) / f"out-{n}")
             raw = src.stat().st_size
-            print(f"{label:<28}{n:>8}{raw / 2**20:>10.1f}{size / 2**20:>12.1f}{raw / size:>8.1f}{seconds:>9.2f}{rss:>14.0f}")
+            print(
+                f"{label:<28}{n:>8}{raw / 2**20:>10.1f}{size / 2**20:>12.1f}{raw / size:>8.1f}{seconds:>9.2f}{rss:>14.0f}"
+            )
 
 
 if __name__ == "__main__":

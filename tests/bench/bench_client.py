@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from replay.calibrate import calibrate, format_rows, rows_to_json  # noqa: E402
+from replay.calibrate import calibrate, format_rows, rows_to_json
 
 
 def main() -> None:
@@ -53,20 +53,34 @@ def main() -> None:
         compare.insert(0, "agentic-bench")
     else:
         print("agentic-bench: skipped (pass --compare-python or set AGENTIC_BENCH_PYTHON)", file=sys.stderr)
-    rows = calibrate(concurrency=a.concurrency, workers=a.workers, turns=a.turns, tokens=a.tokens,
-                     compare=tuple(compare), compare_python=a.compare_python, echo=lambda s: print(s, file=sys.stderr))
+    rows = calibrate(
+        concurrency=a.concurrency,
+        workers=a.workers,
+        turns=a.turns,
+        tokens=a.tokens,
+        compare=tuple(compare),
+        compare_python=a.compare_python,
+        echo=lambda s: print(s, file=sys.stderr),
+    )
     for line in format_rows(rows):
         print(line)
     by = {(r.phase, r.client, r.workers): r for r in rows}
     ours = by[("throughput", "trajbench", 1)]
     ab = by.get(("throughput", "agentic-bench", 1))
     if ab is not None:
-        print(f"target 1: chunks/CPU-s ratio vs agentic-bench = {ours.chunks_per_cpu_s / ab.chunks_per_cpu_s:.2f}x (want >= 2)")
+        print(
+            f"target 1: chunks/CPU-s ratio vs agentic-bench = {ours.chunks_per_cpu_s / ab.chunks_per_cpu_s:.2f}x (want >= 2)"
+        )
     timing = by[("timing", "trajbench", 1)]
-    print(f"target 2: TTFT error p99 = {timing.ttft_err_p99_ms:.3f} ms at {timing.cores_used:.2f} cores (want <= 2 ms at < 0.5)")
+    print(
+        f"target 2: TTFT error p99 = {timing.ttft_err_p99_ms:.3f} ms at {timing.cores_used:.2f} cores (want <= 2 ms at < 0.5)"
+    )
     scaling = [by[("throughput", "trajbench", w)] for w in range(1, a.workers + 1)]
-    print("target 3: chunks/s by workers = " + ", ".join(f"W={r.workers}: {r.chunks_per_s:.0f}" for r in scaling)
-          + f" (cores: {os.cpu_count()}, shared by the client workers and as many server processes)")
+    print(
+        "target 3: chunks/s by workers = "
+        + ", ".join(f"W={r.workers}: {r.chunks_per_s:.0f}" for r in scaling)
+        + f" (cores: {os.cpu_count()}, shared by the client workers and as many server processes)"
+    )
     if a.json:
         Path(a.json).write_text(rows_to_json(rows) + "\n", encoding="utf-8")
 

@@ -16,10 +16,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "eval"))
 
+from evalruns import WordCounter, write_run  # noqa: E402
+
 import traces  # noqa: E402
 from eval.inline import score_run  # noqa: E402
 from eval.osl import osl_gate  # noqa: E402
-from evalruns import WordCounter, write_run  # noqa: E402
 
 FIXTURE = HERE.parents[2] / "shared" / "fixtures" / "mlperf_coding_20.jsonl"
 
@@ -38,8 +39,10 @@ def main() -> None:
         osl_gate(run)
         t2 = time.perf_counter()
         size = (run / "scores.json").stat().st_size
-        print(f"turns {res['turns']['issued']}: eval inline {t1 - t0:.2f} s ({1e6 * (t1 - t0) / res['turns']['issued']:.0f} us/turn), "
-              f"eval osl {t2 - t1:.2f} s, scores.json {size / 1e6:.1f} MB")
+        print(
+            f"turns {res['turns']['issued']}: eval inline {t1 - t0:.2f} s ({1e6 * (t1 - t0) / res['turns']['issued']:.0f} us/turn), "
+            f"eval osl {t2 - t1:.2f} s, scores.json {size / 1e6:.1f} MB"
+        )
 
 
 if __name__ == "__main__":

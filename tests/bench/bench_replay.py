@@ -31,7 +31,7 @@ class InstantClient:
     def __init__(self, plan: object) -> None:
         pass
 
-    async def __aenter__(self) -> "InstantClient":
+    async def __aenter__(self) -> InstantClient:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -40,7 +40,9 @@ class InstantClient:
     async def stream_chat(self, body: dict, headers: dict, *, timeout_s: float) -> StreamResult:  # type: ignore[type-arg]
         await asyncio.sleep(0)
         t = time.monotonic_ns()
-        return StreamResult(t, t, t, (t,), "ok", "", (), "stop", {"prompt_tokens": 1, "completion_tokens": 1}, 200, None, None)
+        return StreamResult(
+            t, t, t, (t,), "ok", "", (), "stop", {"prompt_tokens": 1, "completion_tokens": 1}, 200, None, None
+        )
 
 
 def main() -> None:
@@ -55,8 +57,15 @@ def main() -> None:
         print(f"dataset {src.name}, C={args.concurrency}, {args.trajectories} trajectory instances, no delays")
 
         def cfg(out: str, **kw: object) -> RunConfig:
-            return RunConfig(shards=str(shards), concurrency=args.concurrency, num_trajectories=args.trajectories,
-                             inject_delays=False, out=str(Path(tmp) / out), display=False, **kw)  # type: ignore[arg-type]
+            return RunConfig(
+                shards=str(shards),
+                concurrency=args.concurrency,
+                num_trajectories=args.trajectories,
+                inject_delays=False,
+                out=str(Path(tmp) / out),
+                display=False,
+                **kw,
+            )  # type: ignore[arg-type]
 
         cpu0, wall0 = time.process_time(), time.perf_counter()
         run_dir = asyncio.run(run_replay(cfg("instant", endpoint="http://unused"), client_factory=InstantClient))
@@ -72,8 +81,10 @@ def main() -> None:
                 cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
                 n = sum(1 for _ in read_records(run_dir))
                 where = "parent CPU (client + scheduler)" if workers == 1 else "parent CPU (coordinator + writer)"
-                print(f"simulator, 64-token answers, workers={workers}: {n} turns in {wall:.1f} s = {n / wall:.0f} turns/s; "
-                      f"{where} {1e3 * cpu / n:.2f} ms/turn")
+                print(
+                    f"simulator, 64-token answers, workers={workers}: {n} turns in {wall:.1f} s = {n / wall:.0f} turns/s; "
+                    f"{where} {1e3 * cpu / n:.2f} ms/turn"
+                )
 
 
 if __name__ == "__main__":

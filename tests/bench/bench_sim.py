@@ -29,7 +29,9 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def drive(url: str, concurrency: int, requests: int, tokens: int, prompt_chars: int, stamped: bool = False) -> tuple[int, int]:
+async def drive(
+    url: str, concurrency: int, requests: int, tokens: int, prompt_chars: int, stamped: bool = False
+) -> tuple[int, int]:
     queue = list(range(requests))
     events = errors = 0
     headers = {"X-Sim-Timestamps": "1"} if stamped else {}
@@ -38,8 +40,15 @@ async def drive(url: str, concurrency: int, requests: int, tokens: int, prompt_c
         nonlocal events, errors
         while queue:
             i = queue.pop()
-            body = {"model": "bench", "stream": True, "max_completion_tokens": tokens,
-                    "messages": [{"role": "system", "content": f"bench {i}"}, {"role": "user", "content": "x" * prompt_chars}]}
+            body = {
+                "model": "bench",
+                "stream": True,
+                "max_completion_tokens": tokens,
+                "messages": [
+                    {"role": "system", "content": f"bench {i}"},
+                    {"role": "user", "content": "x" * prompt_chars},
+                ],
+            }
             async with session.post(url + "/v1/chat/completions", json=body, headers=headers) as r:
                 if r.status != 200:
                     errors += 1
@@ -56,7 +65,9 @@ async def drive(url: str, concurrency: int, requests: int, tokens: int, prompt_c
     return events, errors
 
 
-async def latencies(url: str, concurrency: int, requests: int, tokens: int, prompt_chars: int) -> tuple[list[float], list[float]]:
+async def latencies(
+    url: str, concurrency: int, requests: int, tokens: int, prompt_chars: int
+) -> tuple[list[float], list[float]]:
     """Client-side TTFT and mean inter-chunk gap per request (seconds), under the latency model."""
     queue = list(range(requests))
     ttfts: list[float] = []
@@ -65,8 +76,15 @@ async def latencies(url: str, concurrency: int, requests: int, tokens: int, prom
     async def slot(session: aiohttp.ClientSession) -> None:
         while queue:
             i = queue.pop()
-            body = {"model": "bench", "stream": True, "max_completion_tokens": tokens,
-                    "messages": [{"role": "system", "content": f"latency {i}"}, {"role": "user", "content": "x" * prompt_chars}]}
+            body = {
+                "model": "bench",
+                "stream": True,
+                "max_completion_tokens": tokens,
+                "messages": [
+                    {"role": "system", "content": f"latency {i}"},
+                    {"role": "user", "content": "x" * prompt_chars},
+                ],
+            }
             t0 = time.perf_counter()
             times = []
             async with session.post(url + "/v1/chat/completions", json=body) as r:
@@ -83,14 +101,18 @@ async def latencies(url: str, concurrency: int, requests: int, tokens: int, prom
 
 def latency_table(args: argparse.Namespace) -> None:
     """TTFT and ITL as load grows, with the default (mid-size GPU) step model: they must react."""
-    print(f"latency model (defaults: {SimConfig().step_base_ms} ms + {SimConfig().prefill_ms_per_token} ms/prefill token + "
-          f"{SimConfig().batch_ms_per_seq} ms/sequence per step), prompt {args.prompt_chars} chars, {args.tokens}-token answers")
+    print(
+        f"latency model (defaults: {SimConfig().step_base_ms} ms + {SimConfig().prefill_ms_per_token} ms/prefill token + "
+        f"{SimConfig().batch_ms_per_seq} ms/sequence per step), prompt {args.prompt_chars} chars, {args.tokens}-token answers"
+    )
     with start_simulator(SimConfig(osl_mean=args.tokens * 4, osl_cv=0.0)) as sim:
         for c in (1, 8, 32, 128):
             ttfts, itls = asyncio.run(latencies(sim.base_url, c, max(c, 2 * c), args.tokens, args.prompt_chars))
             ttfts.sort()
             itls.sort()
-            print(f"  C={c:<4} median TTFT {1e3 * ttfts[len(ttfts) // 2]:8.1f} ms   median ITL {1e3 * itls[len(itls) // 2]:6.1f} ms")
+            print(
+                f"  C={c:<4} median TTFT {1e3 * ttfts[len(ttfts) // 2]:8.1f} ms   median ITL {1e3 * itls[len(itls) // 2]:6.1f} ms"
+            )
 
 
 def main() -> None:
@@ -100,27 +122,46 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=256, help="answer length (fixed)")
     ap.add_argument("--prompt-chars", type=int, default=2000)
     ap.add_argument("--stamped", action="store_true", help="ask for X-Sim-Timestamps (calibration mode)")
-    ap.add_argument("--latency", action="store_true", help="instead: TTFT/ITL vs concurrency under the default latency model")
+    ap.add_argument(
+        "--latency", action="store_true", help="instead: TTFT/ITL vs concurrency under the default latency model"
+    )
     args = ap.parse_args()
     if args.latency:
         latency_table(args)
         return
-    config = SimConfig(step_base_ms=0.0, prefill_ms_per_token=0.0, batch_ms_per_seq=0.0, osl_mean=args.tokens * 4, osl_cv=0.0, cache_tokens=None)
+    config = SimConfig(
+        step_base_ms=0.0,
+        prefill_ms_per_token=0.0,
+        batch_ms_per_seq=0.0,
+        osl_mean=args.tokens * 4,
+        osl_cv=0.0,
+        cache_tokens=None,
+    )
     with start_simulator(config) as sim:
         pid = sim.process.pid
         cpu0, t0 = cpu_seconds(pid), time.perf_counter()
         c0 = resource.getrusage(resource.RUSAGE_SELF)
-        events, errors = asyncio.run(drive(sim.base_url, args.concurrency, args.requests, args.tokens, args.prompt_chars, args.stamped))
+        events, errors = asyncio.run(
+            drive(sim.base_url, args.concurrency, args.requests, args.tokens, args.prompt_chars, args.stamped)
+        )
         wall = time.perf_counter() - t0
         c1 = resource.getrusage(resource.RUSAGE_SELF)
         server_cpu = cpu_seconds(pid) - cpu0
     client_cpu = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
     tokens = args.requests * args.tokens
-    print(f"simulator benchmark: C={args.concurrency}, {args.requests} requests x {args.tokens} tokens, prompt {args.prompt_chars} chars, "
-          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}{', timestamps on' if args.stamped else ''}")
-    print(f"  SSE events read        {events} (expected {args.requests * (args.tokens + 3)}: role + tokens + finish + [DONE]; errors {errors})")
-    print(f"  wall                   {wall:.2f} s -> {tokens / wall:,.0f} tokens/s, {args.requests / wall:,.1f} requests/s")
-    print(f"  simulator CPU          {server_cpu:.2f} s -> {tokens / server_cpu:,.0f} tokens per simulator CPU-second (tokens/s per core)")
+    print(
+        f"simulator benchmark: C={args.concurrency}, {args.requests} requests x {args.tokens} tokens, prompt {args.prompt_chars} chars, "
+        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}{', timestamps on' if args.stamped else ''}"
+    )
+    print(
+        f"  SSE events read        {events} (expected {args.requests * (args.tokens + 3)}: role + tokens + finish + [DONE]; errors {errors})"
+    )
+    print(
+        f"  wall                   {wall:.2f} s -> {tokens / wall:,.0f} tokens/s, {args.requests / wall:,.1f} requests/s"
+    )
+    print(
+        f"  simulator CPU          {server_cpu:.2f} s -> {tokens / server_cpu:,.0f} tokens per simulator CPU-second (tokens/s per core)"
+    )
     print(f"  client CPU             {client_cpu:.2f} s -> {client_cpu / args.requests * 1000:.2f} ms per request")
 
 

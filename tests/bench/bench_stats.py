@@ -34,8 +34,13 @@ def run(label: str, argv: list[str]) -> dict[str, float | str]:
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         sys.exit(f"{label} failed ({proc.returncode}):\n{out}")
-    return {"phase": label, "wall_s": round(wall, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
-            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "output": out}
+    return {
+        "phase": label,
+        "wall_s": round(wall, 2),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+        "output": out,
+    }
 
 
 def main() -> None:
@@ -53,21 +58,32 @@ def main() -> None:
     import cli as cli_module
 
     if "synth" not in cli_module.traces_group.commands:  # the command lands separately
-        synth = [sys.executable, "-c", f"from traces.synth import synthesize; synthesize({str(data)!r}, scale={args.scale})"]
+        synth = [
+            sys.executable,
+            "-c",
+            f"from traces.synth import synthesize; synthesize({str(data)!r}, scale={args.scale})",
+        ]
     build = cli + ["traces", "build", str(data), "--out", str(shards), "--overwrite"]
     if args.tokenizer:
         build += ["--tokenizer", args.tokenizer]
-    phases = [run("synth", synth), run("build", build),
-              run("stats", cli + ["traces", "stats", str(shards), "--out", str(stats), "-c", str(args.concurrency)])]
+    phases = [
+        run("synth", synth),
+        run("build", build),
+        run("stats", cli + ["traces", "stats", str(shards), "--out", str(stats), "-c", str(args.concurrency)]),
+    ]
     s = json.loads((stats / "stats.json").read_text())
-    print(f"scale {args.scale}: {s['domains']['all']['trajectories']} trajectories, {s['domains']['all']['client_turns']} client turns; "
-          f"units {s['units']}; {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    print(
+        f"scale {args.scale}: {s['domains']['all']['trajectories']} trajectories, {s['domains']['all']['client_turns']} client turns; "
+        f"units {s['units']}; {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}"
+    )
     print(f"{'phase':<8}{'wall s':>10}{'cpu s':>10}{'peak RSS MB':>14}")
     for p in phases:
         print(f"{p['phase']:<8}{p['wall_s']:>10}{p['cpu_s']:>10}{p['peak_rss_mb']:>14}")
     ex = s["reuse_exact_within"]
-    print(f"exact within-trajectory reuse {ex['fraction']:.2%} of {ex['unit']}; "
-          f"LRU unlimited {s['lru']['unlimited']:.2%} at C={s['lru']['concurrency']}")
+    print(
+        f"exact within-trajectory reuse {ex['fraction']:.2%} of {ex['unit']}; "
+        f"LRU unlimited {s['lru']['unlimited']:.2%} at C={s['lru']['concurrency']}"
+    )
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -28,7 +28,9 @@ def run(label: str, body: str) -> dict:
     out = subprocess.run([sys.executable, "-c", STEP.format(body=body)], check=True, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     res = json.loads(out.stdout.strip().splitlines()[-1])
-    print(f"{label:<28} {res['seconds']:6.1f} s work ({wall:5.1f} s with interpreter start), peak RSS {res['peak_rss_mb']:6.0f} MB  {res['info']}")
+    print(
+        f"{label:<28} {res['seconds']:6.1f} s work ({wall:5.1f} s with interpreter start), peak RSS {res['peak_rss_mb']:6.0f} MB  {res['info']}"
+    )
     return res
 
 
@@ -40,16 +42,29 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "synthetic.jsonl.zst"
-        run("synth", f"from traces.synth import synthesize\nr = synthesize({str(data)!r}, seed={args.seed}, scale={args.scale})\n"
-                     "info = f'{r.trajectories} traj, {r.client_turns} client / {r.assistant_turns} assistant turns, {r.rows} rows'")
+        run(
+            "synth",
+            f"from traces.synth import synthesize\nr = synthesize({str(data)!r}, seed={args.seed}, scale={args.scale})\n"
+            "info = f'{r.trajectories} traj, {r.client_turns} client / {r.assistant_turns} assistant turns, {r.rows} rows'",
+        )
         print(f"{'':<28} file {data.stat().st_size / 1e6:.1f} MB (zstd)")
-        run("validate", f"from traces import validate_sources\nn, t, e = validate_sources([{str(data)!r}], 'mlperf-jsonl')\ninfo = f'{{n}} traj, {{t}} turns, {{len(e)}} errors'")
-        run("build (no tokenizer)", f"from traces import BuildOptions, build_shards\nr = build_shards([{str(data)!r}], {str(Path(tmp) / 'shards')!r}, BuildOptions(name='synthetic'))\ninfo = r.manifest.counts")
+        run(
+            "validate",
+            f"from traces import validate_sources\nn, t, e = validate_sources([{str(data)!r}], 'mlperf-jsonl')\ninfo = f'{{n}} traj, {{t}} turns, {{len(e)}} errors'",
+        )
+        run(
+            "build (no tokenizer)",
+            f"from traces import BuildOptions, build_shards\nr = build_shards([{str(data)!r}], {str(Path(tmp) / 'shards')!r}, BuildOptions(name='synthetic'))\ninfo = r.manifest.counts",
+        )
         if args.tokenizer:
-            run(f"build (--tokenizer {args.tokenizer})", (
-                f"from traces import BuildOptions, build_shards\nfrom traces.tokenizers import load_tokenizer\n"
-                f"r = build_shards([{str(data)!r}], {str(Path(tmp) / 'shards-tok')!r}, BuildOptions(name='synthetic'), counter=load_tokenizer({args.tokenizer!r}))\n"
-                "info = r.manifest.counts"))
+            run(
+                f"build (--tokenizer {args.tokenizer})",
+                (
+                    f"from traces import BuildOptions, build_shards\nfrom traces.tokenizers import load_tokenizer\n"
+                    f"r = build_shards([{str(data)!r}], {str(Path(tmp) / 'shards-tok')!r}, BuildOptions(name='synthetic'), counter=load_tokenizer({args.tokenizer!r}))\n"
+                    "info = r.manifest.counts"
+                ),
+            )
 
 
 if __name__ == "__main__":

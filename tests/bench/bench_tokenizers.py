@@ -43,9 +43,13 @@ def bench(spec: str, fixture: Path) -> None:
             deltas += row["delta_tokens"]
     dt = time.perf_counter() - t0
     tok_s = max(dt - base_s, 1e-9)  # the tokenizer's share of the build pass
-    print(f"{spec}: build pass {turns} turns in {dt:.2f} s (without tokenizer {base_s:.2f} s); tokenizer share {tok_s:.2f} s = "
-          f"{deltas / tok_s:,.0f} new prompt tok/s, {isl_sum / tok_s:,.0f} ISL tok/s (ISL sum {isl_sum:,}), {turns / tok_s:,.0f} turns/s")
-    print(f"{spec}: load {load_s:.2f} s; raw encode of the fixture file: {n:,} tokens in {enc_s:.2f} s = {n / enc_s:,.0f} tok/s")
+    print(
+        f"{spec}: build pass {turns} turns in {dt:.2f} s (without tokenizer {base_s:.2f} s); tokenizer share {tok_s:.2f} s = "
+        f"{deltas / tok_s:,.0f} new prompt tok/s, {isl_sum / tok_s:,.0f} ISL tok/s (ISL sum {isl_sum:,}), {turns / tok_s:,.0f} turns/s"
+    )
+    print(
+        f"{spec}: load {load_s:.2f} s; raw encode of the fixture file: {n:,} tokens in {enc_s:.2f} s = {n / enc_s:,.0f} tok/s"
+    )
 
 
 def main() -> None:

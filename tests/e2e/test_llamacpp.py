@@ -22,8 +22,8 @@ import sys
 import time
 import urllib.request
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -63,7 +63,9 @@ def llama_url() -> Iterator[str]:
     if url:
         url = url.rstrip("/")
         if not _healthy(url):
-            pytest.fail(f"TRAJBENCH_LLAMACPP_URL={url} does not answer /health; start it with tests/engines/llamacpp.sh start PORT")
+            pytest.fail(
+                f"TRAJBENCH_LLAMACPP_URL={url} does not answer /health; start it with tests/engines/llamacpp.sh start PORT"
+            )
         yield url
         return
     port = _free_port()
@@ -94,8 +96,21 @@ def build(out: Path, *options: str) -> Path:
 
 def replay(shards: Path, out: Path, url: str, concurrency: int) -> list[Record]:
     stdout = trajbench(
-        "replay", "run", str(shards), "--endpoint", url, "--model", MODEL, "--concurrency", str(concurrency),
-        "--max-completion-tokens", str(MAX_TOKENS), "--turn-timeout", "180", "--out", str(out),
+        "replay",
+        "run",
+        str(shards),
+        "--endpoint",
+        url,
+        "--model",
+        MODEL,
+        "--concurrency",
+        str(concurrency),
+        "--max-completion-tokens",
+        str(MAX_TOKENS),
+        "--turn-timeout",
+        "180",
+        "--out",
+        str(out),
     )
     assert f"run folder: {out}" in stdout
     return list(read_records(out))
@@ -123,7 +138,9 @@ def mlperf_shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("concurrency", [1, 2])
-def test_replay_and_eval_against_llama_server(llama_url: str, mlperf_shards: Path, tmp_path: Path, concurrency: int) -> None:
+def test_replay_and_eval_against_llama_server(
+    llama_url: str, mlperf_shards: Path, tmp_path: Path, concurrency: int
+) -> None:
     run_dir = tmp_path / f"c{concurrency}"
     records = replay(mlperf_shards, run_dir, llama_url, concurrency)
 
@@ -183,7 +200,9 @@ def test_replay_and_eval_against_llama_server(llama_url: str, mlperf_shards: Pat
             if nxt.cached_tokens >= 0.9 * prev.prompt_tokens:
                 full.append(f"{inst}:{nxt.turn}")
     hit = sum(r.cached_tokens or 0 for r in records) / sum(r.prompt_tokens or 0 for r in records)
-    print(f"llama.cpp C={concurrency}: {len(full)} of {later} later turns reused the previous prompt; prefix-cache hit {hit:.1%}")
+    print(
+        f"llama.cpp C={concurrency}: {len(full)} of {later} later turns reused the previous prompt; prefix-cache hit {hit:.1%}"
+    )
     need = later if concurrency == 1 else 0.75 * later
     assert len(full) >= need, (
         f"only {len(full)} of {later} later turns found the previous turn's prompt in the engine's cache; "
@@ -209,7 +228,9 @@ def test_replay_and_eval_against_llama_server(llama_url: str, mlperf_shards: Pat
     assert scores.score is not None and 0.0 <= scores.score <= 1.0
     osl = osl_gate(run_dir)
     assert osl.all.server_counted == len(records)
-    assert osl.all.mean == pytest.approx(sum(r.completion_tokens or 0 for r in records) / len(records), abs=0.005)  # rounded
+    assert osl.all.mean == pytest.approx(
+        sum(r.completion_tokens or 0 for r in records) / len(records), abs=0.005
+    )  # rounded
     assert osl.passed is False and "below the band" in osl.reason
     checks = {c.check: c for c in check_submission([str(run_dir)])}
     assert not checks["sampling"].passed and f"max_completion_tokens={MAX_TOKENS}" in checks["sampling"].reason
@@ -231,7 +252,9 @@ def test_salt_strong_blocks_prefix_reuse_across_repeats(llama_url: str, tmp_path
     unsalted hits, every strong miss, and the sums.
     """
     seed = str(time.time_ns() % 2**31)  # fresh salts: a long-lived server cannot have seen them
-    shards = {mode: build(tmp_path / mode, "--repeats", "2", "--salt", mode, "--seed", seed) for mode in ("none", "strong")}
+    shards = {
+        mode: build(tmp_path / mode, "--repeats", "2", "--salt", mode, "--seed", seed) for mode in ("none", "strong")
+    }
     first: dict[str, dict[str, Record]] = {}
     for mode, path in shards.items():
         records = replay(path, tmp_path / f"run-{mode}", llama_url, 2)
@@ -239,7 +262,10 @@ def test_salt_strong_blocks_prefix_reuse_across_repeats(llama_url: str, tmp_path
         first[mode] = {r.trajectory_id: r for r in records if r.repeat == 2 and r.client_turn_index == 0}
     assert set(first["none"]) == set(first["strong"]) and len(first["none"]) == 5
 
-    seen = {mode: {src: (r.cached_tokens, r.prompt_tokens) for src, r in sorted(rows.items())} for mode, rows in first.items()}
+    seen = {
+        mode: {src: (r.cached_tokens, r.prompt_tokens) for src, r in sorted(rows.items())}
+        for mode, rows in first.items()
+    }
     # unsalted, repeat 2 resends repeat 1's prompts: served from the cache (all of them, unless the
     # engine dropped one when a slot was taken over, see the test above; so: most of them)
     hits = [src for src, (cached, prompt) in seen["none"].items() if cached >= 0.95 * prompt]
@@ -248,5 +274,7 @@ def test_salt_strong_blocks_prefix_reuse_across_repeats(llama_url: str, tmp_path
     for src, (cached, prompt) in seen["strong"].items():
         assert prompt - cached >= 10, f"{src} repeat 2 with --salt strong: {cached} of {prompt} prompt tokens cached"
     total = {mode: sum(cached for cached, _ in rows.values()) for mode, rows in seen.items()}
-    print(f"llama.cpp repeat-2 first turns, cached tokens: --salt none {total['none']}, --salt strong {total['strong']}")
+    print(
+        f"llama.cpp repeat-2 first turns, cached tokens: --salt none {total['none']}, --salt strong {total['strong']}"
+    )
     assert total["strong"] < total["none"], f"cached tokens on repeat-2 first turns: {seen}"

@@ -5,15 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from evalruns import WordCounter
 
 import traces
-from evalruns import WordCounter
 
 
 @pytest.fixture(scope="session")
 def sample_shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("shards") / "sample"
-    traces.build_shards([str(Path(traces.__file__).parent / "data" / "sample.jsonl")], out, traces.BuildOptions(name="sample"), counter=WordCounter())
+    traces.build_shards(
+        [str(Path(traces.__file__).parent / "data" / "sample.jsonl")],
+        out,
+        traces.BuildOptions(name="sample"),
+        counter=WordCounter(),
+    )
     return out
 
 

@@ -9,9 +9,10 @@ model tokenizer.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import traces
 from replay import RunConfig, RunInfo
@@ -51,7 +52,11 @@ Answer = Callable[[traces.TurnRow], dict[str, Any]]
 
 def oracle(row: traces.TurnRow) -> dict[str, Any]:
     exp = row.expected or {}
-    return {"content": exp.get("content") or "", "reasoning": exp.get("reasoning_content") or "", "tool_calls": exp.get("tool_calls") or []}
+    return {
+        "content": exp.get("content") or "",
+        "reasoning": exp.get("reasoning_content") or "",
+        "tool_calls": exp.get("tool_calls") or [],
+    }
 
 
 def perfect(row: traces.TurnRow) -> dict[str, Any]:
@@ -63,19 +68,46 @@ def perfect(row: traces.TurnRow) -> dict[str, Any]:
     return out
 
 
-def record(row: traces.TurnRow, answer: dict[str, Any], *, repeat: int | None = None, in_window: bool = True,
-           error_kind: str | None = None, tokens: int | None = None, client_tokens: int | None = None) -> Record:
+def record(
+    row: traces.TurnRow,
+    answer: dict[str, Any],
+    *,
+    repeat: int | None = None,
+    in_window: bool = True,
+    error_kind: str | None = None,
+    tokens: int | None = None,
+    client_tokens: int | None = None,
+) -> Record:
     rep = row.repeat if repeat is None else repeat
     return Record(
-        instance_id=traces.logical_id(row.trajectory_id, rep), trajectory_id=row.trajectory_id, repeat=rep,
-        turn=row.turn, client_turn_index=row.client_turn_index, slot=0, worker=0, prompt_sha256=row.prompt_sha256,
-        salt_repeat=row.salt_repeat, salt_conversation=row.salt_conversation, t_send_ns=1, t_first_ns=2, t_last_ns=3,
-        chunk_ns=(2, 3), delay_s=0.0, in_window=in_window,
-        content="" if error_kind else answer["content"], reasoning="" if error_kind else answer["reasoning"],
+        instance_id=traces.logical_id(row.trajectory_id, rep),
+        trajectory_id=row.trajectory_id,
+        repeat=rep,
+        turn=row.turn,
+        client_turn_index=row.client_turn_index,
+        slot=0,
+        worker=0,
+        prompt_sha256=row.prompt_sha256,
+        salt_repeat=row.salt_repeat,
+        salt_conversation=row.salt_conversation,
+        t_send_ns=1,
+        t_first_ns=2,
+        t_last_ns=3,
+        chunk_ns=(2, 3),
+        delay_s=0.0,
+        in_window=in_window,
+        content="" if error_kind else answer["content"],
+        reasoning="" if error_kind else answer["reasoning"],
         tool_calls=() if error_kind else tuple(answer["tool_calls"]),
-        finish_reason=None if error_kind else "stop", prompt_tokens=10, completion_tokens=None if error_kind else tokens,
-        cached_tokens=0, client_prompt_tokens=None, client_output_tokens=None if error_kind else client_tokens,
-        http_status=None if error_kind else 200, error_kind=error_kind, error_message="boom" if error_kind else None,
+        finish_reason=None if error_kind else "stop",
+        prompt_tokens=10,
+        completion_tokens=None if error_kind else tokens,
+        cached_tokens=0,
+        client_prompt_tokens=None,
+        client_output_tokens=None if error_kind else client_tokens,
+        http_status=None if error_kind else 200,
+        error_kind=error_kind,
+        error_message="boom" if error_kind else None,
     )
 
 
@@ -84,8 +116,15 @@ def run_info(shard_set: traces.Shards, profile: str = "kimi-k3", repeats: int = 
     from replay.run import run_info as make
 
     num = over.pop("num_trajectories", len({e.trajectory_id for e in shard_set.index}) * repeats)
-    info = make(RunConfig(shards=str(shard_set.path), profile=profile, concurrency=4), shard_set,
-                traces.get_profile(profile), "http://127.0.0.1:1", "real", num, verification=traces.verify_shards(shard_set))
+    info = make(
+        RunConfig(shards=str(shard_set.path), profile=profile, concurrency=4),
+        shard_set,
+        traces.get_profile(profile),
+        "http://127.0.0.1:1",
+        "real",
+        num,
+        verification=traces.verify_shards(shard_set),
+    )
     if "content_hash" in over:
         info = replace(info, dataset=replace(info.dataset, content_hash=over.pop("content_hash")))
     if "stop_issuing_on_first_user_complete" in over:
@@ -93,9 +132,17 @@ def run_info(shard_set: traces.Shards, profile: str = "kimi-k3", repeats: int = 
     return replace(info, **over)
 
 
-def write_run(run_dir: Path, shards_dir: Path, answer: Answer = oracle, *, repeats: int = 1,
-              records: Iterable[Record] | None = None, tokens: Callable[[traces.TurnRow], int | None] | None = None,
-              window: Callable[[traces.TurnRow, int], bool] | None = None, **config: Any) -> Path:
+def write_run(
+    run_dir: Path,
+    shards_dir: Path,
+    answer: Answer = oracle,
+    *,
+    repeats: int = 1,
+    records: Iterable[Record] | None = None,
+    tokens: Callable[[traces.TurnRow], int | None] | None = None,
+    window: Callable[[traces.TurnRow, int], bool] | None = None,
+    **config: Any,
+) -> Path:
     """A finished run over `repeats` passes of the shards (repeats beyond the stored ones reuse
     repeat 1's rows, as replay does)."""
     shards = traces.Shards(shards_dir)

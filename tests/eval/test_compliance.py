@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from evalruns import perfect, write_run
 
 import traces
 from eval import EvalError
 from eval.compliance import check_submission, compliance_json, official_hash
-from evalruns import perfect, write_run
 
 
 def swebench_dirs(root: Path, scores: list[float], *, instances: int = 200, profile: str = "kimi-k3") -> list[Path]:
@@ -18,10 +18,20 @@ def swebench_dirs(root: Path, scores: list[float], *, instances: int = 200, prof
     for k, s in enumerate(scores):
         d = root / f"swe-{k}"
         d.mkdir(parents=True)
-        (d / "swebench_summary.json").write_text(json.dumps({
-            "kind": "swebench", "profile": profile, "instances": instances, "resolved": round(s * instances),
-            "incomplete": 0, "score": s, "concurrency": 2 ** k, "runtime": "docker",
-        }))
+        (d / "swebench_summary.json").write_text(
+            json.dumps(
+                {
+                    "kind": "swebench",
+                    "profile": profile,
+                    "instances": instances,
+                    "resolved": round(s * instances),
+                    "incomplete": 0,
+                    "score": s,
+                    "concurrency": 2**k,
+                    "runtime": "docker",
+                }
+            )
+        )
         out.append(d)
     return out
 
@@ -36,7 +46,18 @@ def test_a_compliant_submission_passes_every_check(tmp_path: Path, sample_shards
     checks = check_submission([run], swebench=swe, expected_hash=traces.Shards(sample_shards).content_hash)
     failed = [c for c in checks if not c.passed]
     assert failed == []
-    assert {c.check for c in checks} == {"target", "salt", "delays", "stop-issuing", "trajectories", "sampling", "inline", "osl", "dataset", "swebench"}
+    assert {c.check for c in checks} == {
+        "target",
+        "salt",
+        "delays",
+        "stop-issuing",
+        "trajectories",
+        "sampling",
+        "inline",
+        "osl",
+        "dataset",
+        "swebench",
+    }
     assert compliance_json(checks)["passed"] is True
 
 
@@ -45,15 +66,33 @@ def test_a_model_with_other_answers_and_wrong_settings_fails_with_reasons(tmp_pa
         call = {"id": "x", "type": "function", "function": {"name": "bash", "arguments": json.dumps({"command": "ls"})}}
         return {"content": "intent: I999", "reasoning": "", "tool_calls": [call]}
 
-    params = {**traces.get_profile("kimi-k3").request_params(), "temperature": 0.6, "seed": 1, "model": "x", "stream": True}
-    run = write_run(tmp_path / "bad", sample_shards, answer=other, tokens=lambda row: 200, salt="strong",
-                    inject_delays=False, stop_issuing_on_first_user_complete=True, num_trajectories=6,
-                    request_params=params, target="simulated", target_evidence="GET /health says simulated")
+    params = {
+        **traces.get_profile("kimi-k3").request_params(),
+        "temperature": 0.6,
+        "seed": 1,
+        "model": "x",
+        "stream": True,
+    }
+    run = write_run(
+        tmp_path / "bad",
+        sample_shards,
+        answer=other,
+        tokens=lambda row: 200,
+        salt="strong",
+        inject_delays=False,
+        stop_issuing_on_first_user_complete=True,
+        num_trajectories=6,
+        request_params=params,
+        target="simulated",
+        target_evidence="GET /health says simulated",
+    )
     checks = check_submission([run], swebench=swebench_dirs(tmp_path, [0.9] * 4))
     c = by_check(checks, "bad")
     assert not any(x.passed for x in c.values())
-    assert c["target"].reason == ("measured against trajbench's simulator (GET /health says simulated); "
-                                  "official points need a real inference server")
+    assert c["target"].reason == (
+        "measured against trajbench's simulator (GET /health says simulated); "
+        "official points need a real inference server"
+    )
     assert "salt mode 'strong'" in c["salt"].reason
     assert "inject_delays is False" in c["delays"].reason
     assert "stop_issuing_on_first_user_complete is True" in c["stop-issuing"].reason
@@ -68,8 +107,9 @@ def test_a_model_with_other_answers_and_wrong_settings_fails_with_reasons(tmp_pa
 
 
 def test_unfinished_run_and_changed_shards_fail(tmp_path: Path, sample_shards: Path) -> None:
-    run = write_run(tmp_path / "r", sample_shards, answer=perfect, tokens=lambda row: 430, num_trajectories=8,
-                    content_hash="0" * 64)
+    run = write_run(
+        tmp_path / "r", sample_shards, answer=perfect, tokens=lambda row: 430, num_trajectories=8, content_hash="0" * 64
+    )
     c = by_check(check_submission([run], expected_hash="f" * 64), "r")
     assert c["trajectories"].reason == "4 of 8 trajectory instances were started; the run did not finish"
     assert "run.json content_hash 0000000000000000… differs from the shards'" in c["dataset"].reason
@@ -83,10 +123,17 @@ def test_unfinished_run_and_changed_shards_fail(tmp_path: Path, sample_shards: P
     [
         ([0.95] * 3, 200, "kimi-k3", "3 run(s); the official figure is the mean of 4 (one per concurrency region)"),
         ([0.95] * 4, 199, "kimi-k3", "swe-0: 199 instances; official runs use 200"),
-        ([0.95] * 4, 200, "qwen3.6-35b-a3b", "SWE-bench runs are for profile qwen3.6-35b-a3b, the submission is kimi-k3"),
+        (
+            [0.95] * 4,
+            200,
+            "qwen3.6-35b-a3b",
+            "SWE-bench runs are for profile qwen3.6-35b-a3b, the submission is kimi-k3",
+        ),
     ],
 )
-def test_swebench_needs_four_runs_of_200_for_the_same_model(tmp_path: Path, sample_shards: Path, scores, instances, profile, reason) -> None:
+def test_swebench_needs_four_runs_of_200_for_the_same_model(
+    tmp_path: Path, sample_shards: Path, scores, instances, profile, reason
+) -> None:
     run = write_run(tmp_path / "r", sample_shards, answer=perfect, tokens=lambda row: 430)
     swe = swebench_dirs(tmp_path / "swe", scores, instances=instances, profile=profile)
     check = by_check(check_submission([run], swebench=swe), "submission")["swebench"]
@@ -118,7 +165,9 @@ def _cli(argv: list[str], capsys) -> tuple[int, str, str]:
     return int(exc.value.code or 0), out.out, out.err
 
 
-def test_cli_check_prints_a_table_and_exits_nonzero_on_failure(tmp_path: Path, sample_shards: Path, capsys, monkeypatch) -> None:
+def test_cli_check_prints_a_table_and_exits_nonzero_on_failure(
+    tmp_path: Path, sample_shards: Path, capsys, monkeypatch
+) -> None:
     run = write_run(tmp_path / "c4", sample_shards, answer=perfect, tokens=lambda row: 430)
     monkeypatch.chdir(tmp_path)
     code, out, err = _cli(["eval", "check", "c4"], capsys)

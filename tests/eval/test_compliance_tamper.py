@@ -9,12 +9,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-import traces
 from clirun import trajbench
-from eval.compliance import Check, check_submission
 from evalruns import perfect, write_run
 from tamper import flip_byte, inject, part, reseal
+
+import traces
+from eval.compliance import Check, check_submission
 
 
 @pytest.fixture
@@ -29,7 +29,9 @@ def _dataset(run: Path, expected: str) -> Check:
 def test_untouched_shards_pass_and_say_they_were_recomputed(shards: Path, tmp_path: Path) -> None:
     official = traces.Shards(shards).content_hash
     check = _dataset(write_run(tmp_path / "r", shards, answer=perfect), official)
-    assert check.passed and check.reason == f"content hash {official[:16]}… as expected (recomputed from 1 shard file(s))"
+    assert (
+        check.passed and check.reason == f"content hash {official[:16]}… as expected (recomputed from 1 shard file(s))"
+    )
 
 
 def test_a_byte_changed_after_the_run_fails(shards: Path, tmp_path: Path) -> None:
@@ -47,7 +49,11 @@ def test_injected_and_resealed_shards_fail_on_the_rows(shards: Path, tmp_path: P
     reseal(shards)  # file hashes agree again: `replay run` would start
     run = write_run(tmp_path / "r", shards, answer=perfect)
     check = _dataset(run, official)
-    assert not check.passed and "the rows hash to" in check.reason and "the shards were rewritten after the build" in check.reason
+    assert (
+        not check.passed
+        and "the rows hash to" in check.reason
+        and "the shards were rewritten after the build" in check.reason
+    )
 
 
 def test_injected_shards_with_a_new_content_hash_are_not_the_official_dataset(shards: Path, tmp_path: Path) -> None:

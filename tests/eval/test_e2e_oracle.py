@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from evalruns import WordCounter
 
 import traces
 from eval import check_submission, osl_gate, score_run
-from evalruns import WordCounter
 from replay import RunConfig, read_records, run_replay
 from replay.sim import config_from_args
 
@@ -53,8 +53,15 @@ def oracle_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("e2e")
     shards = root / "shards"
     traces.build_shards([str(src)], shards, traces.BuildOptions(name="coding20"), counter=SimStepCounter())
-    cfg = RunConfig(shards=str(shards), concurrency=8, inject_delays=False, display=False, out=str(root / "run"),
-                    turn_timeout=60.0, sim=config_from_args(["--answers", "oracle", "--shards", str(shards), *ZERO_LATENCY]))
+    cfg = RunConfig(
+        shards=str(shards),
+        concurrency=8,
+        inject_delays=False,
+        display=False,
+        out=str(root / "run"),
+        turn_timeout=60.0,
+        sim=config_from_args(["--answers", "oracle", "--shards", str(shards), *ZERO_LATENCY]),
+    )
     return asyncio.run(run_replay(cfg))
 
 
@@ -79,8 +86,15 @@ def test_perfect_model_osl_mean_equals_the_expected_mean(oracle_run: Path) -> No
 
 def test_a_model_with_other_answers_fails_inline_and_the_check_says_why(tmp_path: Path, sample_shards: Path) -> None:
 
-    cfg = RunConfig(shards=str(sample_shards), concurrency=2, inject_delays=False, display=False, out=str(tmp_path / "run"),
-                    turn_timeout=60.0, sim=config_from_args(["--answers", "synthetic", "--osl-mean", "32", *ZERO_LATENCY]))
+    cfg = RunConfig(
+        shards=str(sample_shards),
+        concurrency=2,
+        inject_delays=False,
+        display=False,
+        out=str(tmp_path / "run"),
+        turn_timeout=60.0,
+        sim=config_from_args(["--answers", "synthetic", "--osl-mean", "32", *ZERO_LATENCY]),
+    )
     run = asyncio.run(run_replay(cfg))
     res = score_run(run).to_json()
     assert res["turns"]["missing"] == 0 and res["score"] < res["threshold"] and res["passed"] is False
@@ -90,9 +104,29 @@ def test_a_model_with_other_answers_fails_inline_and_the_check_says_why(tmp_path
 
 def test_failed_and_aborted_turns_of_a_real_run_score_zero(tmp_path: Path, sample_shards: Path) -> None:
 
-    cfg = RunConfig(shards=str(sample_shards), concurrency=2, inject_delays=False, display=False, out=str(tmp_path / "run"),
-                    turn_timeout=60.0, sim=config_from_args(["--answers", "oracle", "--shards", str(sample_shards), "--fail-rate", "0.3",
-                                              "--fail-kinds", "500,midstream", "--seed", "3", *ZERO_LATENCY]))
+    cfg = RunConfig(
+        shards=str(sample_shards),
+        concurrency=2,
+        inject_delays=False,
+        display=False,
+        out=str(tmp_path / "run"),
+        turn_timeout=60.0,
+        sim=config_from_args(
+            [
+                "--answers",
+                "oracle",
+                "--shards",
+                str(sample_shards),
+                "--fail-rate",
+                "0.3",
+                "--fail-kinds",
+                "500,midstream",
+                "--seed",
+                "3",
+                *ZERO_LATENCY,
+            ]
+        ),
+    )
     run = asyncio.run(run_replay(cfg))
     failed = [r for r in read_records(run) if not r.ok]
     res = score_run(run).to_json()

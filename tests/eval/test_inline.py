@@ -7,16 +7,19 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from evalruns import oracle, perfect, record, run_info, write_run
 
 import traces
-from eval import EvalError
-from eval import SCORES_FILE, score_run
-from evalruns import oracle, perfect, record, run_info, write_run
+from eval import SCORES_FILE, EvalError, score_run
 
 
 def _other_commands(row: traces.TurnRow) -> dict:
     """A model that always answers with other commands than the recording."""
-    call = {"id": "x", "type": "function", "function": {"name": "bash", "arguments": json.dumps({"command": "ls -la && wc -l README"})}}
+    call = {
+        "id": "x",
+        "type": "function",
+        "function": {"name": "bash", "arguments": json.dumps({"command": "ls -la && wc -l README"})},
+    }
     return {"content": "", "reasoning": "", "tool_calls": [call]}
 
 
@@ -120,8 +123,11 @@ def test_failed_turn_scores_zero_and_aborts_the_rest_of_its_instance(tmp_path: P
 def test_cancelled_and_stopped_instances_do_not_add_unsent_turns(tmp_path: Path, coding20_shards: Path) -> None:
     shards = traces.Shards(coding20_shards)
     a, b = shards.instance(0), shards.instance(1)
-    recs = [record(a.turns[0], oracle(a.turns[0])), record(a.turns[1], oracle(a.turns[1]), error_kind="cancelled"),
-            record(b.turns[0], oracle(b.turns[0]))]
+    recs = [
+        record(a.turns[0], oracle(a.turns[0])),
+        record(a.turns[1], oracle(a.turns[1]), error_kind="cancelled"),
+        record(b.turns[0], oracle(b.turns[0])),
+    ]
     res = score_run(write_run(tmp_path / "run", coding20_shards, records=recs)).to_json()
     t = res["turns"]
     assert t["aborted_unsent"] == 0
@@ -155,7 +161,9 @@ def test_scores_are_deterministic(tmp_path: Path, sample_shards: Path) -> None:
 
 def test_records_of_another_dataset_are_an_error(tmp_path: Path, sample_shards: Path, coding20_shards: Path) -> None:
     run = write_run(tmp_path / "run", coding20_shards)
-    with pytest.raises(EvalError, match=r"records.jsonl: trajectory \S+ \(instance \S+\) is not in the shards .*--shards"):
+    with pytest.raises(
+        EvalError, match=r"records.jsonl: trajectory \S+ \(instance \S+\) is not in the shards .*--shards"
+    ):
         score_run(run, shards=sample_shards)
 
 
@@ -163,7 +171,10 @@ def test_missing_run_files_are_errors(tmp_path: Path, sample_shards: Path) -> No
     with pytest.raises(EvalError, match="no run.json"):
         score_run(tmp_path)
     (tmp_path / "run.json").write_text(json.dumps({"shards": "nowhere"}))
-    with pytest.raises(EvalError, match="run.json: the field 'trajbench_version' is missing; the run was written by another trajbench version"):
+    with pytest.raises(
+        EvalError,
+        match="run.json: the field 'trajbench_version' is missing; the run was written by another trajbench version",
+    ):
         score_run(tmp_path)
     run_info(traces.Shards(sample_shards), shards="nowhere").write(tmp_path)
     with pytest.raises(EvalError, match="names shards 'nowhere'.*pass --shards"):

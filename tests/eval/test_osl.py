@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from evalruns import oracle, record, write_run
+
 import traces
 from eval import OSL_FILE, osl_gate
 from eval import osl_lines as summary_lines
-from evalruns import oracle, record, write_run
 
 
 def test_perfect_model_mean_equals_the_datasets_expected_mean(tmp_path: Path, coding20_shards: Path) -> None:
@@ -43,8 +44,10 @@ def test_profile_band_is_the_one_given(tmp_path: Path, sample_shards: Path) -> N
 
 def test_the_gate_counts_as_the_reference_when_a_tokenizer_is_available(tmp_path: Path, sample_shards: Path) -> None:
     rows = [row for inst in traces.Shards(sample_shards) for row in inst.turns]
-    recs = [record(rows[0], oracle(rows[0]), tokens=400, client_tokens=410),
-            record(rows[1], oracle(rows[1]), tokens=None, client_tokens=420)]
+    recs = [
+        record(rows[0], oracle(rows[0]), tokens=400, client_tokens=410),
+        record(rows[1], oracle(rows[1]), tokens=None, client_tokens=420),
+    ]
     res = osl_gate(write_run(tmp_path / "run", sample_shards, records=recs)).to_json()
     assert res["method"] == "client-tokenizer"  # the run recorded the reference's counts
     w = res["window"]
@@ -55,7 +58,9 @@ def test_the_gate_counts_as_the_reference_when_a_tokenizer_is_available(tmp_path
 
 def test_server_usage_when_no_tokenizer_is_available(tmp_path: Path, sample_shards: Path) -> None:
     rows = [row for inst in traces.Shards(sample_shards) for row in inst.turns]
-    res = osl_gate(write_run(tmp_path / "run", sample_shards, records=[record(rows[0], oracle(rows[0]), tokens=400)])).to_json()
+    res = osl_gate(
+        write_run(tmp_path / "run", sample_shards, records=[record(rows[0], oracle(rows[0]), tokens=400)])
+    ).to_json()
     assert (res["method"], res["tokenizer"], res["window"]["mean"]) == ("server-usage", None, 400.0)
 
 
@@ -66,9 +71,16 @@ def test_eval_osl_recounts_with_a_given_tokenizer(tmp_path: Path, sample_shards:
     recs = [record(r, oracle(r), tokens=999) for r in rows]
     res = osl_gate(write_run(tmp_path / "run", sample_shards, records=recs), tokenizer="qwen3.6").to_json()
     qwen = load_tokenizer("qwen3.6")
-    want = [qwen.output_tokens({"content": o["content"], "reasoning_content": o["reasoning"], "tool_calls": o["tool_calls"]}) for o in map(oracle, rows)]
+    want = [
+        qwen.output_tokens(
+            {"content": o["content"], "reasoning_content": o["reasoning"], "tool_calls": o["tool_calls"]}
+        )
+        for o in map(oracle, rows)
+    ]
     assert res["method"] == "client-tokenizer" and res["tokenizer"] == "qwen3.6"
-    assert res["window"]["client_mean"] == round(sum(n for n in want if n is not None) / sum(1 for n in want if n is not None), 2)
+    assert res["window"]["client_mean"] == round(
+        sum(n for n in want if n is not None) / sum(1 for n in want if n is not None), 2
+    )
     assert res["window"]["server_mean"] == 999.0
 
 

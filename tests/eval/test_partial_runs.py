@@ -9,11 +9,11 @@ import signal
 from pathlib import Path
 
 import pytest
+from clirun import interrupt_when, trajbench
+from evalruns import perfect, record, write_run
 
 import traces
-from clirun import interrupt_when, trajbench
 from eval.rundir import partial_run
-from evalruns import perfect, record, write_run
 from replay.summary import write_results
 
 WARNING = "Warning: {run} is a partial run: "
@@ -44,7 +44,10 @@ def test_runs_that_did_not_finish(tmp_path: Path, sample_shards: Path, state: di
     run = write_run(tmp_path / "r", sample_shards, answer=perfect)
     if state is not None:
         _finished(run, **state)
-    assert partial_run(run) == f"{run} is a partial run: {why}; its scores cover only the turns that ran (rerun it for a complete score)"
+    assert (
+        partial_run(run)
+        == f"{run} is a partial run: {why}; its scores cover only the turns that ran (rerun it for a complete score)"
+    )
     for command in ("inline", "osl"):
         done = trajbench("eval", command, str(run))
         assert done.err.startswith(WARNING.format(run=run) + why), done.err
@@ -53,7 +56,9 @@ def test_runs_that_did_not_finish(tmp_path: Path, sample_shards: Path, state: di
 def test_fewer_records_than_planned(tmp_path: Path, sample_shards: Path) -> None:
     shards = traces.Shards(sample_shards)
     rows = [row for inst in list(shards)[:2] for row in inst.turns]
-    run = _finished(write_run(tmp_path / "r", sample_shards, records=[record(row, perfect(row), tokens=400) for row in rows]))
+    run = _finished(
+        write_run(tmp_path / "r", sample_shards, records=[record(row, perfect(row), tokens=400) for row in rows])
+    )
     planned = shards.manifest.counts.client_turns
     assert f"it records {len(rows)} of its {planned} planned turns" in (partial_run(run) or "")
     # a run meant to stop at the window's end is not partial for that
@@ -65,8 +70,20 @@ def test_fewer_records_than_planned(tmp_path: Path, sample_shards: Path) -> None
 def test_an_interrupted_replay_is_scored_with_a_warning(tmp_path: Path, sample_shards: Path) -> None:
     run = tmp_path / "run"
     records = run / "records.jsonl"
-    done = interrupt_when(["replay", "run", str(sample_shards), "--no-delays", "--out", str(run), "--sim-args", "--osl-mean 10 --osl-cv 0 --step-base-ms 25"],
-                          lambda: records.is_file() and records.read_bytes().count(b"\n") >= 2, signal.SIGINT)
+    done = interrupt_when(
+        [
+            "replay",
+            "run",
+            str(sample_shards),
+            "--no-delays",
+            "--out",
+            str(run),
+            "--sim-args",
+            "--osl-mean 10 --osl-cv 0 --step-base-ms 25",
+        ],
+        lambda: records.is_file() and records.read_bytes().count(b"\n") >= 2,
+        signal.SIGINT,
+    )
     assert done.code == 130 and "Interrupted: issuing stopped early" in done.err
     scored = trajbench("eval", "inline", str(run))
     assert scored.err.startswith(WARNING.format(run=run) + "it was interrupted"), scored.err

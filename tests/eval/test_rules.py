@@ -25,6 +25,7 @@ def bash(command: str, key: str = "command", name: str = "bash") -> dict:
 
 # ---------------------------------------------------------------- bash actions
 
+
 @pytest.mark.parametrize(
     ("command", "actions"),
     [
@@ -75,6 +76,7 @@ def test_actions_of_several_calls_keep_order() -> None:
 
 # ---------------------------------------------------------------- action score
 
+
 def test_action_score_is_multiset_intersection_over_union() -> None:
     assert action_score(["ls", "grep"], ["ls", "grep"]) == 1.0
     assert action_score(["grep", "grep"], ["grep"]) == 0.5  # multiset: {grep:2} vs {grep:1}
@@ -87,6 +89,7 @@ def test_no_model_action_scores_zero_and_no_recorded_action_is_excluded() -> Non
 
 
 # ---------------------------------------------------------------- intents
+
 
 def test_intent_in_reasoning_wins_over_content() -> None:
     assert model_intent("intent: I010", "intent: I020") == "I010"
@@ -127,6 +130,7 @@ def test_intent_score_is_set_membership() -> None:
 
 
 # ---------------------------------------------------------------- data
+
 
 def test_domain_rule() -> None:
     r = default_rules()

@@ -8,8 +8,9 @@ simulator; parametrise it indirectly with a dict of options. Servers stop at ses
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 

@@ -14,8 +14,9 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from aiohttp import web
 
@@ -73,7 +74,7 @@ class LoopbackServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> "LoopbackServer":
+    def __enter__(self) -> LoopbackServer:
         self._thread.start()
         asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(10)
         return self
@@ -147,7 +148,11 @@ class LoopbackServer:
         final: dict[str, Any] = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
         await resp.write(_event(final))
         if reply.usage:
-            usage = {"prompt_tokens": 100, "completion_tokens": reply.chunks, "prompt_tokens_details": {"cached_tokens": 40}}
+            usage = {
+                "prompt_tokens": 100,
+                "completion_tokens": reply.chunks,
+                "prompt_tokens_details": {"cached_tokens": 40},
+            }
             await resp.write(_event({"choices": [], "usage": usage}))
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
@@ -168,7 +173,12 @@ def write_traces(path: Any, trajectories: dict[str, list[float]]) -> Any:
     for cid, delays in trajectories.items():
         turn = 1
         for k, delay in enumerate(delays):
-            row: dict[str, Any] = {"conversation_id": cid, "turn": turn, "role": "user", "content": f"{cid} question {k}"}
+            row: dict[str, Any] = {
+                "conversation_id": cid,
+                "turn": turn,
+                "role": "user",
+                "content": f"{cid} question {k}",
+            }
             if k == 0:
                 row["system"] = f"You are the assistant of {cid}."
             if delay:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import socket
 import struct
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable
 
 
 @dataclass
@@ -33,7 +33,7 @@ class Request:
 class Exchange:
     """One request on one connection, as the script sees it."""
 
-    def __init__(self, conn: "_Conn", request: Request) -> None:
+    def __init__(self, conn: _Conn, request: Request) -> None:
         self.conn = conn
         self.request = request
 
@@ -71,7 +71,7 @@ class Books:
 
 
 class _Conn(asyncio.Protocol):
-    def __init__(self, server: "RawServer") -> None:
+    def __init__(self, server: RawServer) -> None:
         self.server = server
         self.buf = b""
         self.lost = asyncio.Event()
@@ -115,7 +115,7 @@ class RawServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    async def __aenter__(self) -> "RawServer":
+    async def __aenter__(self) -> RawServer:
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(lambda: _Conn(self), "127.0.0.1", 0)
         self.port = self._server.sockets[0].getsockname()[1]
@@ -150,10 +150,22 @@ END = b"0\r\n\r\n"
 
 
 def full_stream(*texts: str) -> bytes:
-    return sse_head() + b"".join(chunk(delta_event(t)) for t in texts) + chunk(FINISH_EVENT) + chunk(USAGE_EVENT) + chunk(DONE_EVENT) + END
+    return (
+        sse_head()
+        + b"".join(chunk(delta_event(t)) for t in texts)
+        + chunk(FINISH_EVENT)
+        + chunk(USAGE_EVENT)
+        + chunk(DONE_EVENT)
+        + END
+    )
 
 
 def plain(status: int, body: bytes, content_type: str = "application/json") -> bytes:
     reason = {200: "OK", 429: "Too Many Requests", 500: "Internal Server Error"}.get(status, "X")
     return b"HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n%s" % (
-        status, reason.encode(), content_type.encode(), len(body), body)
+        status,
+        reason.encode(),
+        content_type.encode(),
+        len(body),
+        body,
+    )

@@ -39,7 +39,9 @@ def read_rows(path: Path) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def expected_requests(rows_by_conv: dict[str, list[dict[str, Any]]], repeats: int = 1, *, salt: bool = True) -> dict[tuple[str, int], tuple[bytes, bytes | None]]:
+def expected_requests(
+    rows_by_conv: dict[str, list[dict[str, Any]]], repeats: int = 1, *, salt: bool = True
+) -> dict[tuple[str, int], tuple[bytes, bytes | None]]:
     """{(logical id, turn): (messages bytes, tools bytes or None)} of every client turn."""
     out: dict[tuple[str, int], tuple[bytes, bytes | None]] = {}
     for cid, unsorted in rows_by_conv.items():
@@ -54,7 +56,10 @@ def expected_requests(rows_by_conv: dict[str, list[dict[str, Any]]], repeats: in
             logical = cid if repeat == 1 else f"{cid}__repeat_{repeat}"
             for row in rows:
                 if row["role"] == "tool":
-                    msgs = [{"role": "tool", "content": r["content"], "tool_call_id": r["tool_call_id"]} for r in row["tool_results"]]
+                    msgs = [
+                        {"role": "tool", "content": r["content"], "tool_call_id": r["tool_call_id"]}
+                        for r in row["tool_results"]
+                    ]
                 else:
                     msgs = [{k: row[k] for k in FIELDS if row.get(k) is not None}]
                 if row["role"] in ("user", "tool"):

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from streams import parse_stream
 
 import cli
 from replay.calibrate.server import FRAME_PREFIX, FRAME_SUFFIX, STAMP_DIGITS
-from streams import parse_stream
 
 
 def test_calserver_frame_is_a_valid_chunked_sse_event() -> None:

@@ -5,17 +5,34 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import httpx
 import pytest
+from raw_server import (
+    DONE_EVENT,
+    END,
+    FINISH_EVENT,
+    USAGE_EVENT,
+    Exchange,
+    RawServer,
+    chunk,
+    delta_event,
+    full_stream,
+    plain,
+    sse_head,
+)
 
-from raw_server import (DONE_EVENT, END, FINISH_EVENT, USAGE_EVENT, Exchange, RawServer, chunk, delta_event,
-                        full_stream, plain, sse_head)
 from replay.client import StreamClient, StreamResult
 from replay.records import ERROR_KINDS
 
-BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True, "stream_options": {"include_usage": True}}
+BODY = {
+    "model": "m",
+    "messages": [{"role": "user", "content": "hi"}],
+    "stream": True,
+    "stream_options": {"include_usage": True},
+}
 KEY = "sk-test-secret-0123456789"
 
 
@@ -29,6 +46,7 @@ def _mock_sse(seen: list[httpx.Request]) -> httpx.MockTransport:
         seen.append(request)
         body = delta_event("Hi") + FINISH_EVENT + USAGE_EVENT + DONE_EVENT
         return httpx.Response(200, headers={"Content-Type": "text/event-stream"}, content=body)
+
     return httpx.MockTransport(handler)
 
 
@@ -36,7 +54,9 @@ def test_request_shape_headers_body_and_auth(caplog: pytest.LogCaptureFixture) -
     seen: list[httpx.Request] = []
 
     async def go() -> StreamResult:
-        async with StreamClient("http://engine:8000/v1", max_connections=4, api_key=KEY, transport=_mock_sse(seen)) as c:
+        async with StreamClient(
+            "http://engine:8000/v1", max_connections=4, api_key=KEY, transport=_mock_sse(seen)
+        ) as c:
             return await c.stream_chat(BODY, {"X-Session-ID": "traj-1:1"}, timeout_s=5)
 
     with caplog.at_level(logging.DEBUG):
@@ -47,7 +67,13 @@ def test_request_shape_headers_body_and_auth(caplog: pytest.LogCaptureFixture) -
     assert req.headers["content-type"] == "application/json"
     assert req.headers["x-session-id"] == "traj-1:1"
     assert json.loads(req.content) == BODY
-    assert (r.ok, r.content, r.finish_reason, r.usage, r.http_status) == (True, "Hi", "stop", {"prompt_tokens": 5, "completion_tokens": 2}, 200)
+    assert (r.ok, r.content, r.finish_reason, r.usage, r.http_status) == (
+        True,
+        "Hi",
+        "stop",
+        {"prompt_tokens": 5, "completion_tokens": 2},
+        200,
+    )
     assert KEY not in caplog.text
 
 
@@ -70,7 +96,9 @@ def test_json_body_instead_of_a_stream_is_reported() -> None:
         return httpx.Response(200, json={"choices": [{"message": {"content": "x"}}]})
 
     async def go() -> StreamResult:
-        async with StreamClient("http://e", max_connections=1, api_key=None, transport=httpx.MockTransport(handler)) as c:
+        async with StreamClient(
+            "http://e", max_connections=1, api_key=None, transport=httpx.MockTransport(handler)
+        ) as c:
             return await c.stream_chat(BODY, {}, timeout_s=5)
 
     r = run(go())
@@ -86,6 +114,7 @@ def _turn(script: Callable[[Exchange], Awaitable[None]], timeout_s: float = 5.0)
             await asyncio.sleep(0.02)  # let the server see the close
             assert r.error_kind is None or r.error_kind in ERROR_KINDS  # the records contract
             return r, srv
+
     return run(go())
 
 
@@ -96,6 +125,7 @@ def _writes(*parts: bytes, then: Callable[[Exchange], None] | None = None) -> Ca
             await asyncio.sleep(0.002)
         if then is not None:
             then(ex)
+
     return script
 
 
@@ -153,6 +183,7 @@ def test_connection_refused() -> None:
             url = srv.url
         async with StreamClient(url, max_connections=1, api_key=None, connect_timeout=2) as c:
             return await c.stream_chat(BODY, {}, timeout_s=5)
+
     assert run(go()).error_kind == "connect"
 
 
@@ -181,6 +212,7 @@ def test_cancellation_propagates() -> None:
                     await task
             await asyncio.sleep(0.02)
             assert srv.books.closed_by_client == 1
+
     run(go())
 
 
@@ -191,5 +223,6 @@ def test_keep_alive_across_turns_and_done_drain() -> None:
                 for _ in range(3):
                     assert (await c.stream_chat(BODY, {}, timeout_s=5)).ok
             return srv
+
     srv = run(go())
     assert (len(srv.books.requests), srv.books.connections) == (3, 1)

@@ -7,14 +7,13 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from loopback_server import LoopbackServer
 
 import traces
 from replay import ReplayError
 from replay.config import RunConfig
-from replay.runinfo import read_run_info
 from replay.run import run_replay
-
-from loopback_server import LoopbackServer
+from replay.runinfo import read_run_info
 
 SAMPLE = Path(__file__).resolve().parents[2] / "traces" / "data" / "sample.jsonl"
 
@@ -24,10 +23,19 @@ def test_the_cap_is_sent_and_recorded(tmp_path: Path, cap: int | None) -> None:
     shards = tmp_path / "shards"
     traces.build_shards([str(SAMPLE)], shards, traces.BuildOptions(name="sample"))
     with LoopbackServer() as srv:
-        run_dir = asyncio.run(run_replay(RunConfig(
-            shards=str(shards), endpoint=srv.base_url, out=str(tmp_path / "run"), num_trajectories=2,
-            inject_delays=False, display=False, max_completion_tokens=cap,
-        )))
+        run_dir = asyncio.run(
+            run_replay(
+                RunConfig(
+                    shards=str(shards),
+                    endpoint=srv.base_url,
+                    out=str(tmp_path / "run"),
+                    num_trajectories=2,
+                    inject_delays=False,
+                    display=False,
+                    max_completion_tokens=cap,
+                )
+            )
+        )
     want = cap if cap is not None else traces.get_profile("kimi-k3").max_new_tokens
     assert srv.books.requests and {s.body["max_completion_tokens"] for s in srv.books.requests} == {want}
     assert read_run_info(run_dir).request_params["max_completion_tokens"] == want

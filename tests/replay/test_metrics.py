@@ -10,32 +10,69 @@ from typing import Any
 
 import numpy as np
 import pytest
+from runfolders import run_info
 
 from replay.metrics import reference_metrics, trajbench_metrics
 from replay.records import Record, RecordWriter, tokens_after_first, tpot_ns
 from replay.rollup import rollup
-from traces import PERCENTILES, distribution
 from replay.summary import OURS, REPORT_FILE, SUMMARY_FILE, build_summary, write_results
-from runfolders import run_info
-from traces import to_json
+from traces import PERCENTILES, distribution, to_json
 
 S = 1_000_000_000  # ns per second
 GOLDEN = Path(__file__).parent / "data" / "result_summary.shape.json"
 
 
-def rec(instance: str, turn: int, send: float, first: float | None, last: float | None, *, out: int | None = None, client_out: int | None = None,
-        prompt: int | None = 100, client_prompt: int | None = None, cached: int | None = None, error: str | None = None,
-        in_window: bool = True, chunks: tuple[float, ...] = (), finish: str | None = "stop", content: str = "",
-        first_chars: int | None = None, after_first: int | None = None) -> Record:
+def rec(
+    instance: str,
+    turn: int,
+    send: float,
+    first: float | None,
+    last: float | None,
+    *,
+    out: int | None = None,
+    client_out: int | None = None,
+    prompt: int | None = 100,
+    client_prompt: int | None = None,
+    cached: int | None = None,
+    error: str | None = None,
+    in_window: bool = True,
+    chunks: tuple[float, ...] = (),
+    finish: str | None = "stop",
+    content: str = "",
+    first_chars: int | None = None,
+    after_first: int | None = None,
+) -> Record:
     return Record(
-        instance_id=instance, trajectory_id=instance.split("__")[0], repeat=1, turn=turn, client_turn_index=turn // 2, slot=0, worker=0,
-        prompt_sha256="x", salt_repeat="4461", salt_conversation="abcd", t_send_ns=int(send * S),
-        t_first_ns=None if first is None else int(first * S), t_last_ns=None if last is None else int(last * S),
-        chunk_ns=tuple(int(c * S) for c in chunks), delay_s=0.0, in_window=in_window, content=content, reasoning="", tool_calls=(),
-        finish_reason=None if error else finish, prompt_tokens=None if error else prompt, completion_tokens=None if error else out,
-        cached_tokens=cached, client_prompt_tokens=client_prompt, client_output_tokens=client_out,
-        http_status=None if error else 200, error_kind=error, error_message=error,
-        first_chunk_chars=first_chars, client_tokens_after_first=after_first,
+        instance_id=instance,
+        trajectory_id=instance.split("__")[0],
+        repeat=1,
+        turn=turn,
+        client_turn_index=turn // 2,
+        slot=0,
+        worker=0,
+        prompt_sha256="x",
+        salt_repeat="4461",
+        salt_conversation="abcd",
+        t_send_ns=int(send * S),
+        t_first_ns=None if first is None else int(first * S),
+        t_last_ns=None if last is None else int(last * S),
+        chunk_ns=tuple(int(c * S) for c in chunks),
+        delay_s=0.0,
+        in_window=in_window,
+        content=content,
+        reasoning="",
+        tool_calls=(),
+        finish_reason=None if error else finish,
+        prompt_tokens=None if error else prompt,
+        completion_tokens=None if error else out,
+        cached_tokens=cached,
+        client_prompt_tokens=client_prompt,
+        client_output_tokens=client_out,
+        http_status=None if error else 200,
+        error_kind=error,
+        error_message=error,
+        first_chunk_chars=first_chars,
+        client_tokens_after_first=after_first,
     )
 
 
@@ -54,16 +91,41 @@ def test_distribution_takes_observed_values_with_the_lower_method() -> None:
     d = to_json(distribution(values))
     assert [d["percentiles"][k] for k in ("99.9", "99.0", "50.0", "25.0", "1.0")] == [9.0, 9.0, 5.0, 3.0, 1.0]
     assert all(v in values for v in d["percentiles"].values())
-    assert list(d["percentiles"]) == ["99.9", "99.0", "97.0", "95.0", "90.0", "80.0", "75.0", "50.0", "25.0", "10.0", "5.0", "1.0"]
+    assert list(d["percentiles"]) == [
+        "99.9",
+        "99.0",
+        "97.0",
+        "95.0",
+        "90.0",
+        "80.0",
+        "75.0",
+        "50.0",
+        "25.0",
+        "10.0",
+        "5.0",
+        "1.0",
+    ]
     assert (d["n"], d["min"], d["max"], d["avg"], d["total"]) == (10, 1.0, 10.0, 5.5, 55.0)
     assert d["std_dev"] == pytest.approx(float(np.std(values, ddof=1)))
     empty = to_json(distribution([]))
-    assert empty["n"] == 0 and empty["avg"] is None and set(empty["percentiles"]) == {str(float(p)) for p in PERCENTILES}
+    assert (
+        empty["n"] == 0 and empty["avg"] is None and set(empty["percentiles"]) == {str(float(p)) for p in PERCENTILES}
+    )
 
 
 def test_rollup_has_the_reference_shape() -> None:
     r = rollup([30, 10, 20, 40], early_stopping=True)
-    assert list(r) == ["total", "min", "max", "median", "avg", "std_dev", "percentiles", "early_stopping_percentiles", "histogram"]
+    assert list(r) == [
+        "total",
+        "min",
+        "max",
+        "median",
+        "avg",
+        "std_dev",
+        "percentiles",
+        "early_stopping_percentiles",
+        "histogram",
+    ]
     assert (r["total"], r["min"], r["max"], r["median"], r["avg"]) == (100, 10, 40, 20.0, 25.0)
     assert isinstance(r["total"], int) and isinstance(r["min"], int)
     assert r["std_dev"] == pytest.approx(float(np.std([10, 20, 30, 40], ddof=1)))
@@ -72,8 +134,12 @@ def test_rollup_has_the_reference_shape() -> None:
     assert set(r["early_stopping_percentiles"].values()) == {None}
     h = r["histogram"]
     assert len(h["buckets"]) == len(h["counts"]) == 30 and sum(h["counts"]) == 4
-    assert h["buckets"][0][0] == pytest.approx(10.0) and h["buckets"][-1][1] == pytest.approx(100.0)  # [min, max(max, 10·min)]
-    assert rollup([]) == {} and rollup([], early_stopping=True) == {"early_stopping_percentiles": {k: None for k in r["early_stopping_percentiles"]}}
+    assert h["buckets"][0][0] == pytest.approx(10.0) and h["buckets"][-1][1] == pytest.approx(
+        100.0
+    )  # [min, max(max, 10·min)]
+    assert rollup([]) == {} and rollup([], early_stopping=True) == {
+        "early_stopping_percentiles": {k: None for k in r["early_stopping_percentiles"]}
+    }
 
 
 def test_early_stopping_bound_is_an_observed_value_above_the_percentile() -> None:
@@ -93,7 +159,14 @@ def test_reference_counts_tracked_turns_with_aborted_issued_and_failed_completed
     assert sorted(round(v / S, 3) for v in [m["latency"]["min"], m["latency"]["max"]]) == [0.0, 1.0]
     assert m["latency"]["total"] == int(3.2 * S)
     assert m["ttft"]["total"] == int(0.4 * S) and "early_stopping_percentiles" in m["ttft"]
-    assert m["finish_reason_counts"] == {"stop": 2, "length": 1, "tool_calls": 0, "content_filter": 0, "function_call": 0, "other": 0}
+    assert m["finish_reason_counts"] == {
+        "stop": 2,
+        "length": 1,
+        "tool_calls": 0,
+        "content_filter": 0,
+        "function_call": 0,
+        "other": 0,
+    }
     assert m["legacy_loadgen_window_duration_ns"] is None
 
 
@@ -132,8 +205,14 @@ def test_tpot_divides_by_the_tokens_after_the_first_chunk() -> None:
 
 def test_trajbench_breakdown_keeps_failures_and_aborted_turns_apart() -> None:
     m = to_json(trajbench_metrics(RECORDS, window_close_ns=3 * S))
-    assert m["turns"] == {"sent": 5, "ok": 4, "failed": 1, "aborted": 1, "cancelled": 0,
-                          "window": {"sent": 4, "ok": 3, "failed": 1, "aborted": 1, "cancelled": 0}}
+    assert m["turns"] == {
+        "sent": 5,
+        "ok": 4,
+        "failed": 1,
+        "aborted": 1,
+        "cancelled": 0,
+        "window": {"sent": 4, "ok": 3, "failed": 1, "aborted": 1, "cancelled": 0},
+    }
     assert m["errors_by_kind"] == {"aborted": 1, "http": 1}
     assert m["finish_reasons"] == {"length": 1, "stop": 2}
     assert m["all_turns"] == {"output_tokens": 70, "completed": 4, "out_of_window": 1}
@@ -199,15 +278,35 @@ def test_result_summary_matches_the_golden_shape(tmp_path: Path) -> None:
         GOLDEN.parent.mkdir(exist_ok=True)
         GOLDEN.write_text(json.dumps(shape, indent=1) + "\n")
     assert shape == json.loads(GOLDEN.read_text())
-    reference_keys = ["version", "git_sha", "test_started_at", "n_samples_issued", "n_samples_completed", "n_samples_failed",
-                      "duration_ns", "state", "complete", "ttft", "tpot", "latency", "output_sequence_lengths",
-                      "input_sequence_lengths", "legacy_loadgen_window_duration_ns", "qps", "tps", "finish_reason_counts", "run_config"]
+    reference_keys = [
+        "version",
+        "git_sha",
+        "test_started_at",
+        "n_samples_issued",
+        "n_samples_completed",
+        "n_samples_failed",
+        "duration_ns",
+        "state",
+        "complete",
+        "ttft",
+        "tpot",
+        "latency",
+        "output_sequence_lengths",
+        "input_sequence_lengths",
+        "legacy_loadgen_window_duration_ns",
+        "qps",
+        "tps",
+        "finish_reason_counts",
+        "run_config",
+    ]
     assert list(summary) == [*reference_keys, OURS]
     assert (summary["state"], summary["complete"], summary["test_started_at"]) == ("complete", True, 123)
     for metric in ("ttft", "tpot", "latency", "output_sequence_lengths", "input_sequence_lengths"):
         assert "median" in summary[metric] and summary[metric]["percentiles"]["50.0"] == summary[metric]["median"]
         assert set(summary[metric]["histogram"]) == {"buckets", "counts"}
-    assert ("early_stopping_percentiles" in summary["tpot"]) and "early_stopping_percentiles" not in summary["input_sequence_lengths"]
+    assert ("early_stopping_percentiles" in summary["tpot"]) and "early_stopping_percentiles" not in summary[
+        "input_sequence_lengths"
+    ]
     interrupted = build_summary(records, run, interrupted=True).to_json()
     assert (interrupted["state"], interrupted["complete"]) == ("interrupted", False)
 

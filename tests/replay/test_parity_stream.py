@@ -7,9 +7,9 @@ import json
 from typing import Any
 
 import pytest
+from streams import parse_stream
 
 from replay.sse import ChatStream
-from streams import parse_stream
 
 
 def _stream(*deltas: dict[str, Any], finish: str = "stop") -> ChatStream:
@@ -22,10 +22,12 @@ def _stream(*deltas: dict[str, Any], finish: str = "stop") -> ChatStream:
 def test_a_delta_without_index_continues_call_zero() -> None:
     s = _stream(
         {"tool_calls": [{"id": "a", "type": "function", "function": {"name": "bash", "arguments": ""}}]},
-        {"tool_calls": [{"function": {"arguments": "{\"command\":"}}]},
-        {"tool_calls": [{"function": {"arguments": " \"ls\"}"}}]},
+        {"tool_calls": [{"function": {"arguments": '{"command":'}}]},
+        {"tool_calls": [{"function": {"arguments": ' "ls"}'}}]},
     )
-    assert s.tool_calls() == ({"id": "a", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"ls\"}"}},)
+    assert s.tool_calls() == (
+        {"id": "a", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}},
+    )
 
 
 def test_a_name_sent_in_pieces_keeps_the_last_piece() -> None:
@@ -52,15 +54,18 @@ def test_first_chunk_size_and_the_output_after_it() -> None:
 
 def test_a_pure_tool_call_answer_drops_its_first_tool_delta() -> None:
     s = _stream(
-        {"tool_calls": [{"index": 0, "id": "a", "function": {"name": "bash", "arguments": "{\"c"}}]},
-        {"tool_calls": [{"index": 0, "function": {"arguments": "md\": 1}"}}]},
+        {"tool_calls": [{"index": 0, "id": "a", "function": {"name": "bash", "arguments": '{"c'}}]},
+        {"tool_calls": [{"index": 0, "function": {"arguments": 'md": 1}'}}]},
     )
-    assert s.first_chars == len("bash") + len("{\"c")
+    assert s.first_chars == len("bash") + len('{"c')
     content, reasoning, calls = s.after_first()
     assert (content, reasoning) == ("", None)
-    assert calls == ({"id": None, "type": "function", "function": {"name": "", "arguments": "md\": 1}"}},)
+    assert calls == ({"id": None, "type": "function", "function": {"name": "", "arguments": 'md": 1}'}},)
     # with text before the calls, every tool delta counts after the first chunk
-    s = _stream({"content": "Running it."}, {"tool_calls": [{"index": 0, "id": "a", "function": {"name": "bash", "arguments": "{}"}}]})
+    s = _stream(
+        {"content": "Running it."},
+        {"tool_calls": [{"index": 0, "id": "a", "function": {"name": "bash", "arguments": "{}"}}]},
+    )
     assert s.after_first()[2] == s.tool_calls()
 
 

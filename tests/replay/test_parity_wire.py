@@ -10,27 +10,70 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from loopback_server import LoopbackServer
+from reference_rules import expected_requests, read_rows, top_level_spans
 
 import traces
 from replay.config import RunConfig
 from replay.records import read_records
 from replay.run import run_replay
 
-from loopback_server import LoopbackServer
-from reference_rules import expected_requests, read_rows, top_level_spans
-
 #: Keys deliberately out of alphabetical order at every level, and a late change of tools.
-TOOL_A = {"type": "function", "function": {"name": "bash", "parameters": {"type": "object", "required": ["command"], "properties": {"command": {"type": "string", "description": "the command"}}}, "description": "Run bash"}}
-TOOL_B = {"function": {"description": "Look up", "name": "lookup", "parameters": {"properties": {"q": {"type": "string"}}, "type": "object"}}, "type": "function"}
+TOOL_A = {
+    "type": "function",
+    "function": {
+        "name": "bash",
+        "parameters": {
+            "type": "object",
+            "required": ["command"],
+            "properties": {"command": {"type": "string", "description": "the command"}},
+        },
+        "description": "Run bash",
+    },
+}
+TOOL_B = {
+    "function": {
+        "description": "Look up",
+        "name": "lookup",
+        "parameters": {"properties": {"q": {"type": "string"}}, "type": "object"},
+    },
+    "type": "function",
+}
 CRAFTED = [
-    {"turn": 1, "role": "user", "content": "Fix the bug.", "name": "dev", "system": "You are a coder.", "tools": [TOOL_A], "conversation_id": "late"},
-    {"conversation_id": "late", "turn": 2, "role": "assistant", "reasoning_content": "Look first.", "tool_calls": [
-        {"function": {"arguments": "{\"command\": \"ls -la\"}", "name": "bash"}, "type": "function", "id": "c1"}]},
-    {"conversation_id": "late", "turn": 3, "role": "tool", "tool_results": [{"content": "a.py", "tool_call_id": "c1"}], "delay_seconds": 0.0},
+    {
+        "turn": 1,
+        "role": "user",
+        "content": "Fix the bug.",
+        "name": "dev",
+        "system": "You are a coder.",
+        "tools": [TOOL_A],
+        "conversation_id": "late",
+    },
+    {
+        "conversation_id": "late",
+        "turn": 2,
+        "role": "assistant",
+        "reasoning_content": "Look first.",
+        "tool_calls": [
+            {"function": {"arguments": '{"command": "ls -la"}', "name": "bash"}, "type": "function", "id": "c1"}
+        ],
+    },
+    {
+        "conversation_id": "late",
+        "turn": 3,
+        "role": "tool",
+        "tool_results": [{"content": "a.py", "tool_call_id": "c1"}],
+        "delay_seconds": 0.0,
+    },
     {"conversation_id": "late", "turn": 4, "role": "assistant", "content": "Found a.py. Done?"},
     {"conversation_id": "late", "turn": 5, "role": "user", "content": "Also look it up.", "tools": [TOOL_B]},
-    {"conversation_id": "late", "turn": 6, "role": "assistant", "content": "", "tool_calls": [
-        {"id": "c2", "type": "function", "function": {"name": "lookup", "arguments": "{\"q\":\"a.py\"}"}}]},
+    {
+        "conversation_id": "late",
+        "turn": 6,
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": "c2", "type": "function", "function": {"name": "lookup", "arguments": '{"q":"a.py"}'}}],
+    },
     {"conversation_id": "late", "turn": 7, "role": "tool", "tool_results": [{"tool_call_id": "c2", "content": "ok"}]},
     {"conversation_id": "late", "turn": 8, "role": "assistant", "content": "Both done."},
     {"conversation_id": "late", "turn": 9, "role": "user", "content": "Thanks. É✓"},
@@ -42,10 +85,19 @@ def _replay(src: Path, tmp_path: Path, *, repeats: int, concurrency: int) -> tup
     shards = tmp_path / "shards"
     traces.build_shards([str(src)], shards, traces.BuildOptions(name="p", repeats=repeats, history_marker=False))
     with LoopbackServer() as srv:
-        run_dir = asyncio.run(run_replay(RunConfig(
-            shards=str(shards), endpoint=srv.base_url, out=str(tmp_path / "run"), concurrency=concurrency,
-            inject_delays=False, display=False, profile="qwen3.6-35b-a3b",
-        )))
+        run_dir = asyncio.run(
+            run_replay(
+                RunConfig(
+                    shards=str(shards),
+                    endpoint=srv.base_url,
+                    out=str(tmp_path / "run"),
+                    concurrency=concurrency,
+                    inject_delays=False,
+                    display=False,
+                    profile="qwen3.6-35b-a3b",
+                )
+            )
+        )
     return list(read_records(run_dir)), list(srv.books.requests)
 
 
@@ -98,9 +150,17 @@ def test_the_fixture_goes_out_byte_for_byte(coding20: Path, tmp_path: Path) -> N
 @pytest.mark.parametrize("marker", [True, False])
 def test_the_content_hash_is_deterministic_and_follows_the_bytes(tmp_path: Path, marker: bool) -> None:
     src = _write(tmp_path, CRAFTED)
-    a = traces.build_shards([str(src)], tmp_path / "a", traces.BuildOptions(history_marker=marker)).manifest.content_hash
-    b = traces.build_shards([str(src)], tmp_path / "b", traces.BuildOptions(history_marker=marker)).manifest.content_hash
+    a = traces.build_shards(
+        [str(src)], tmp_path / "a", traces.BuildOptions(history_marker=marker)
+    ).manifest.content_hash
+    b = traces.build_shards(
+        [str(src)], tmp_path / "b", traces.BuildOptions(history_marker=marker)
+    ).manifest.content_hash
     (tmp_path / "x").mkdir()
-    reordered = [{**r, "tools": [{"function": TOOL_A["function"], "type": "function"}]} if r["turn"] == 1 else r for r in CRAFTED]
-    c = traces.build_shards([str(_write(tmp_path / "x", reordered))], tmp_path / "c", traces.BuildOptions(history_marker=marker))
+    reordered = [
+        {**r, "tools": [{"function": TOOL_A["function"], "type": "function"}]} if r["turn"] == 1 else r for r in CRAFTED
+    ]
+    c = traces.build_shards(
+        [str(_write(tmp_path / "x", reordered))], tmp_path / "c", traces.BuildOptions(history_marker=marker)
+    )
     assert a == b != c.manifest.content_hash  # same bytes, same hash; keys reordered: other wire bytes, other hash

@@ -9,23 +9,44 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from runfolders import run_info
 
 from replay import Gates, Record, build_report
 from replay.points import load_points
 from replay.summary import build_summary
 from replay.sweep import SweepPlan, SweepPoint
-from runfolders import run_info
 
 
 def _record(k: int, send: int, e2e_ms: int, tokens: int) -> Record:
     return Record(
-        instance_id=f"t{k % 3}", trajectory_id=f"t{k % 3}", repeat=1, turn=2 * k + 1, client_turn_index=k,
-        slot=0, worker=0, prompt_sha256="0" * 64, salt_repeat="4461", salt_conversation="e643",
-        t_send_ns=send, t_first_ns=send + 5_000_000, t_last_ns=send + e2e_ms * 1_000_000,
-        chunk_ns=tuple(send + 5_000_000 + j * 1_000_000 for j in range(tokens)), delay_s=0.0, in_window=True,
-        content="x", reasoning="", tool_calls=(), finish_reason="stop", prompt_tokens=100,
-        completion_tokens=tokens, cached_tokens=50, client_prompt_tokens=None, client_output_tokens=None,
-        http_status=200, error_kind=None, error_message=None,
+        instance_id=f"t{k % 3}",
+        trajectory_id=f"t{k % 3}",
+        repeat=1,
+        turn=2 * k + 1,
+        client_turn_index=k,
+        slot=0,
+        worker=0,
+        prompt_sha256="0" * 64,
+        salt_repeat="4461",
+        salt_conversation="e643",
+        t_send_ns=send,
+        t_first_ns=send + 5_000_000,
+        t_last_ns=send + e2e_ms * 1_000_000,
+        chunk_ns=tuple(send + 5_000_000 + j * 1_000_000 for j in range(tokens)),
+        delay_s=0.0,
+        in_window=True,
+        content="x",
+        reasoning="",
+        tool_calls=(),
+        finish_reason="stop",
+        prompt_tokens=100,
+        completion_tokens=tokens,
+        cached_tokens=50,
+        client_prompt_tokens=None,
+        client_output_tokens=None,
+        http_status=200,
+        error_kind=None,
+        error_message=None,
     )
 
 
@@ -87,16 +108,35 @@ def _chromium() -> str:
 
 def test_report_renders_in_headless_chromium(sweep: Path, tmp_path: Path) -> None:
     page = build_report([("sys", sweep), ("other", sweep / "c0002")], tmp_path / "r", gates_of=gates)
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0"]
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--enable-logging=stderr",
+        "--v=0",
+    ]
     url = page.resolve().as_uri()
     shot = tmp_path / "report.png"
-    res = subprocess.run([_chromium(), *flags, "--window-size=1200,1600", f"--screenshot={shot}", url], capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [_chromium(), *flags, "--window-size=1200,1600", f"--screenshot={shot}", url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert shot.is_file() and shot.stat().st_size > 20_000, res.stderr[-2000:]
     dom = subprocess.run([_chromium(), *flags, "--dump-dom", url], capture_output=True, text=True, timeout=120)
     assert 'data-points="4"' in dom.stdout
     assert dom.stdout.count('<tr class="point">') == 4
     assert dom.stdout.count("data:image/png;base64,") >= 5
-    console_errors = [line for line in (res.stderr + dom.stderr).splitlines() if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)]
+    console_errors = [
+        line
+        for line in (res.stderr + dom.stderr).splitlines()
+        if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)
+    ]
     assert console_errors == []

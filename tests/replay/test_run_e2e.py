@@ -10,20 +10,20 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
+from loopback_server import LoopbackServer, Reply, session_of, write_traces
 
 import traces
 from replay import ReplayError
 from replay.config import RunConfig
 from replay.records import read_records
-from replay.runinfo import read_run_info
 from replay.run import run_replay
+from replay.runinfo import read_run_info
 from traces.show import turn_body
-
-from loopback_server import LoopbackServer, Reply, session_of, write_traces
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,11 +45,21 @@ def summary_of(run_dir: Path) -> dict[str, Any]:
 
 def test_each_request_body_is_what_traces_show_prints(sample_shards: Path, tmp_path: Path) -> None:
     with LoopbackServer() as srv:
-        run_dir = run(sample_shards, tmp_path / "run", srv.base_url, concurrency=2, num_trajectories=6, inject_delays=False, profile="qwen3.6-35b-a3b")
+        run_dir = run(
+            sample_shards,
+            tmp_path / "run",
+            srv.base_url,
+            concurrency=2,
+            num_trajectories=6,
+            inject_delays=False,
+            profile="qwen3.6-35b-a3b",
+        )
     records = list(read_records(run_dir))
     assert len(srv.books.requests) == len(records) == 17 + 10  # one pass + the two coding repeats
     rep2 = tmp_path / "rep2"  # a second pass, materialised by the build, to compare re-salted turns with
-    traces.build_shards([str(ROOT / "traces" / "data" / "sample.jsonl")], rep2, traces.BuildOptions(name="rep2", repeats=2))
+    traces.build_shards(
+        [str(ROOT / "traces" / "data" / "sample.jsonl")], rep2, traces.BuildOptions(name="rep2", repeats=2)
+    )
     where = {r.prompt_sha256: r for r in records}
     profile = traces.get_profile("qwen3.6-35b-a3b")
     for seen in srv.books.requests:
@@ -61,26 +71,46 @@ def test_each_request_body_is_what_traces_show_prints(sample_shards: Path, tmp_p
     assert cfg.target == "real" and cfg.profile == "qwen3.6-35b-a3b" and cfg.request_params == profile.request_params()
     assert cfg.dataset.content_hash == traces.Shards(sample_shards).content_hash
     s = summary_of(run_dir)
-    for key in ("n_samples_issued", "n_samples_completed", "n_samples_failed", "duration_ns", "ttft", "tpot", "latency",
-                "input_sequence_lengths", "output_sequence_lengths", "qps", "tps", "finish_reason_counts", "run_config"):
+    for key in (
+        "n_samples_issued",
+        "n_samples_completed",
+        "n_samples_failed",
+        "duration_ns",
+        "ttft",
+        "tpot",
+        "latency",
+        "input_sequence_lengths",
+        "output_sequence_lengths",
+        "qps",
+        "tps",
+        "finish_reason_counts",
+        "run_config",
+    ):
         assert key in s
     ours = s["trajbench"]
     for key in ("interactivity", "itl", "cached_tokens", "per_trajectory", "errors_by_kind", "window", "turns"):
         assert key in ours
-    assert ours["turns"]["ok"] == 27 and s["finish_reason_counts"]["stop"] == s["n_samples_completed"] == ours["turns"]["window"]["ok"]
+    assert (
+        ours["turns"]["ok"] == 27
+        and s["finish_reason_counts"]["stop"] == s["n_samples_completed"] == ours["turns"]["window"]["ok"]
+    )
     assert "system throughput" in (run_dir / "report.txt").read_text()
 
 
 def test_closed_loop_never_exceeds_one_request_per_slot_or_c_overall(sample_shards: Path, tmp_path: Path) -> None:
     with LoopbackServer(lambda b, h: Reply(chunks=3, chunk_delay=0.005)) as srv:
-        run_dir = run(sample_shards, tmp_path / "run", srv.base_url, concurrency=3, num_trajectories=8, inject_delays=False)
+        run_dir = run(
+            sample_shards, tmp_path / "run", srv.base_url, concurrency=3, num_trajectories=8, inject_delays=False
+        )
     records = list(read_records(run_dir))
     assert srv.books.session_overlaps == 0
     assert 1 < srv.books.max_inflight <= 3
     assert {r.slot for r in records} == {0, 1, 2}
     for slot in range(3):
         spans = sorted((r.t_send_ns, r.t_last_ns) for r in records if r.slot == slot)
-        assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:])), f"slot {slot} overlapped itself"
+        assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:])), (
+            f"slot {slot} overlapped itself"
+        )
 
 
 def test_delays_are_waited_holding_the_slot_and_excluded_from_latency(tmp_path: Path) -> None:
@@ -115,10 +145,21 @@ def test_window_closes_when_a_finished_slot_finds_the_fifo_empty(tmp_path: Path,
         run_dir = run(shards, tmp_path / "run", srv.base_url, concurrency=2, workers=workers)
     recs = {(r.instance_id, r.turn): r for r in read_records(run_dir)}
     flags = {k: r.in_window for k, r in recs.items()}
-    assert flags == {("long", 1): True, ("short1", 1): True, ("short2", 1): True, ("long", 3): False, ("long", 5): False, ("long", 7): False}
+    assert flags == {
+        ("long", 1): True,
+        ("short1", 1): True,
+        ("short2", 1): True,
+        ("long", 3): False,
+        ("long", 5): False,
+        ("long", 7): False,
+    }
     s = summary_of(run_dir)
     ours = s["trajbench"]
-    assert ours["window"]["closed"] and s["n_samples_issued"] == ours["turns"]["window"]["sent"] == 3 and ours["turns"]["sent"] == 6
+    assert (
+        ours["window"]["closed"]
+        and s["n_samples_issued"] == ours["turns"]["window"]["sent"] == 3
+        and ours["turns"]["sent"] == 6
+    )
     start = min(r.t_send_ns for r in recs.values())
     end = max(r.t_last_ns for k, r in recs.items() if flags[k])
     assert s["duration_ns"] == ours["window"]["duration_ns"] == end - start
@@ -146,7 +187,11 @@ def test_http_failure_is_recorded_and_aborts_the_instance(sample_shards: Path, t
     assert sum(1 for s in srv.books.requests if session_of(s.headers) == "sim_001") == 2
     s = summary_of(run_dir)
     ours = s["trajbench"]
-    assert (ours["turns"]["failed"], ours["turns"]["aborted"], ours["errors_by_kind"]) == (1, 2, {"aborted": 2, "http": 1})
+    assert (ours["turns"]["failed"], ours["turns"]["aborted"], ours["errors_by_kind"]) == (
+        1,
+        2,
+        {"aborted": 2, "http": 1},
+    )
     assert ours["turns"]["ok"] == 17 - 3 and ours["latency"]["n"] == ours["turns"]["window"]["ok"]  # failures stay out
     # the reference's meanings: the aborted turns were issued, the failed one completed with an error
     assert (s["n_samples_issued"], s["n_samples_completed"], s["n_samples_failed"]) == (17, 17, 3)
@@ -184,13 +229,21 @@ def test_refuses_to_reuse_a_non_empty_folder(sample_shards: Path, tmp_path: Path
     with pytest.raises(ReplayError, match="not empty"):
         run(sample_shards, tmp_path / "busy", "http://127.0.0.1:9", num_trajectories=1)
     with pytest.raises(ReplayError, match="not a run folder"):
-        asyncio.run(run_replay(RunConfig(shards=str(sample_shards), endpoint="http://127.0.0.1:9", out=str(tmp_path / "busy"), overwrite=True)))
+        asyncio.run(
+            run_replay(
+                RunConfig(
+                    shards=str(sample_shards), endpoint="http://127.0.0.1:9", out=str(tmp_path / "busy"), overwrite=True
+                )
+            )
+        )
     assert (tmp_path / "busy" / "notes.txt").read_text() == "mine"
 
 
 def _cli(args: list[str], **kw: Any) -> subprocess.Popen[bytes]:
     code = "import sys, cli; sys.argv[0] = 'trajbench'; cli.main(sys.argv[1:])"
-    return subprocess.Popen([sys.executable, "-c", code, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw
+    )
 
 
 def _wait_for(cond: Callable[[], bool], timeout: float) -> bool:
@@ -210,9 +263,26 @@ def _lines(run_dir: Path) -> int:
 def test_sigkill_mid_run_leaves_every_finished_turn_readable(sample_shards: Path, tmp_path: Path) -> None:
     out = tmp_path / "killed"
     with LoopbackServer(lambda b, h: Reply(chunks=4, chunk_delay=0.03)) as srv:
-        proc = _cli(["replay", "run", str(sample_shards), "--endpoint", srv.base_url, "-c", "2", "--trajectories", "40", "--no-delays", "--out", str(out)])
+        proc = _cli(
+            [
+                "replay",
+                "run",
+                str(sample_shards),
+                "--endpoint",
+                srv.base_url,
+                "-c",
+                "2",
+                "--trajectories",
+                "40",
+                "--no-delays",
+                "--out",
+                str(out),
+            ]
+        )
         try:
-            assert _wait_for(lambda: _lines(out) >= 6, 60), proc.stderr.read1().decode() if proc.poll() is not None else "no records"  # type: ignore[union-attr]
+            assert _wait_for(lambda: _lines(out) >= 6, 60), (
+                proc.stderr.read1().decode() if proc.poll() is not None else "no records"
+            )  # type: ignore[union-attr]
         finally:
             proc.kill()
             proc.communicate(timeout=10)
@@ -224,10 +294,27 @@ def test_sigkill_mid_run_leaves_every_finished_turn_readable(sample_shards: Path
     assert not (out / "result_summary.json").exists()
 
 
-def test_ctrl_c_stops_issuing_cancels_after_the_drain_time_and_keeps_results(sample_shards: Path, tmp_path: Path) -> None:
+def test_ctrl_c_stops_issuing_cancels_after_the_drain_time_and_keeps_results(
+    sample_shards: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "interrupted"
     with LoopbackServer(lambda b, h: Reply(chunks=20, chunk_delay=0.1)) as srv:
-        proc = _cli(["replay", "run", str(sample_shards), "--endpoint", srv.base_url, "-c", "2", "--no-delays", "--drain-timeout", "0.3", "--out", str(out)])
+        proc = _cli(
+            [
+                "replay",
+                "run",
+                str(sample_shards),
+                "--endpoint",
+                srv.base_url,
+                "-c",
+                "2",
+                "--no-delays",
+                "--drain-timeout",
+                "0.3",
+                "--out",
+                str(out),
+            ]
+        )
         try:
             assert _wait_for(lambda: len(srv.books.requests) >= 2, 60)
             proc.send_signal(signal.SIGINT)
@@ -239,15 +326,31 @@ def test_ctrl_c_stops_issuing_cancels_after_the_drain_time_and_keeps_results(sam
     recs = list(read_records(out))
     assert len(recs) == 2 and {r.error_kind for r in recs} == {"cancelled"}  # 2 s turns, 0.3 s drain
     s = summary_of(out)
-    assert s["state"] == "interrupted" and s["trajbench"]["interrupted"] is True and s["trajbench"]["errors_by_kind"] == {"cancelled": 2}
+    assert (
+        s["state"] == "interrupted"
+        and s["trajbench"]["interrupted"] is True
+        and s["trajbench"]["errors_by_kind"] == {"cancelled": 2}
+    )
     assert (s["n_samples_issued"], s["n_samples_completed"]) == (2, 0)  # cancelled in flight: issued, never completed
     assert len(srv.books.requests) == 2  # nothing issued after Ctrl-C
 
 
 def test_cli_without_endpoint_replays_against_the_embedded_simulator(sample_shards: Path, tmp_path: Path) -> None:
     out = tmp_path / "sim"
-    proc = _cli(["replay", "run", str(sample_shards), "-c", "2", "--no-delays", "--out", str(out),
-                 "--sim-args", "--osl-mean 8 --step-base-ms 0 --prefill-ms-per-token 0 --batch-ms-per-seq 0"])
+    proc = _cli(
+        [
+            "replay",
+            "run",
+            str(sample_shards),
+            "-c",
+            "2",
+            "--no-delays",
+            "--out",
+            str(out),
+            "--sim-args",
+            "--osl-mean 8 --step-base-ms 0 --prefill-ms-per-token 0 --batch-ms-per-seq 0",
+        ]
+    )
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 0, stderr.decode()
     assert "system throughput" in stdout.decode() and f"run folder: {out}" in stdout.decode()

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 import traces
+from replay.backend import LocalSource
 from replay.client import StreamResult
 from replay.coordinator import Coordinator
 from replay.records import Record
 from replay.scheduler import Scheduler, WorkerPlan, resolve
-from replay.backend import LocalSource
 from traces.show import turn_body
 
 IDS = ["acme__widgets-101", "acme__parser-7", "sim_001", "sim_002"]
@@ -43,21 +43,48 @@ class FakeClient:
 @pytest.fixture(scope="module")
 def shards_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("shards") / "sample"
-    traces.build_shards([str(Path(traces.__file__).parent / "data" / "sample.jsonl")], out, traces.BuildOptions(name="sample"))
+    traces.build_shards(
+        [str(Path(traces.__file__).parent / "data" / "sample.jsonl")], out, traces.BuildOptions(name="sample")
+    )
     return out
 
 
-def replay(shards_dir: Path, num: int, *, concurrency: int = 1, client: FakeClient | None = None, headers: tuple[str, ...] = ("X-Session-ID",)) -> tuple[list[Record], FakeClient, Coordinator]:
+def replay(
+    shards_dir: Path,
+    num: int,
+    *,
+    concurrency: int = 1,
+    client: FakeClient | None = None,
+    headers: tuple[str, ...] = ("X-Session-ID",),
+) -> tuple[list[Record], FakeClient, Coordinator]:
     client = client or FakeClient()
     records: list[Record] = []
     coord = Coordinator(num, stop_at_window_end=False)
-    plan = WorkerPlan(worker=0, slots=tuple(range(concurrency)), shards=str(shards_dir), profile="kimi-k3", base_url="http://unused", inject_delays=False, headers=headers)
+    plan = WorkerPlan(
+        worker=0,
+        slots=tuple(range(concurrency)),
+        shards=str(shards_dir),
+        profile="kimi-k3",
+        base_url="http://unused",
+        inject_delays=False,
+        headers=headers,
+    )
     asyncio.run(Scheduler(plan, LocalSource(coord, records.append), client).run())
     return records, client, coord
 
 
 def test_resolve_maps_ordinals_to_instances_and_cycles() -> None:
-    assert [(r.shard_index, r.cycle) for r in (resolve(i, 4) for i in range(9))] == [(0, 0), (1, 0), (2, 0), (3, 0), (0, 1), (1, 1), (2, 1), (3, 1), (0, 2)]
+    assert [(r.shard_index, r.cycle) for r in (resolve(i, 4) for i in range(9))] == [
+        (0, 0),
+        (1, 0),
+        (2, 0),
+        (3, 0),
+        (0, 1),
+        (1, 1),
+        (2, 1),
+        (3, 1),
+        (0, 2),
+    ]
 
 
 def test_fifo_runs_instances_in_file_order_with_repeats_and_logical_ids(shards_dir: Path) -> None:
@@ -73,7 +100,11 @@ def test_fifo_runs_instances_in_file_order_with_repeats_and_logical_ids(shards_d
 def test_later_cycles_are_resalted_exactly_as_a_built_repeat(shards_dir: Path, tmp_path: Path) -> None:
     records, client, _ = replay(shards_dir, 8)
     built2 = tmp_path / "rep2"
-    traces.build_shards([str(Path(traces.__file__).parent / "data" / "sample.jsonl")], built2, traces.BuildOptions(name="rep2", repeats=2))
+    traces.build_shards(
+        [str(Path(traces.__file__).parent / "data" / "sample.jsonl")],
+        built2,
+        traces.BuildOptions(name="rep2", repeats=2),
+    )
     profile = traces.get_profile("kimi-k3")
     for rec, (body, _) in zip(records, client.sent):
         assert body == turn_body(str(built2), rec.trajectory_id, rec.repeat, rec.turn, profile)
@@ -82,13 +113,22 @@ def test_later_cycles_are_resalted_exactly_as_a_built_repeat(shards_dir: Path, t
     assert {r.salt_repeat for r in records if r.repeat == 1} == {"4461"}
     widgets = {r.repeat: r.salt_conversation for r in records if r.trajectory_id == "acme__widgets-101"}
     assert widgets[1] == widgets[2]  # C is the source id's salt, identical across repeats
-    stored = {(t.trajectory_id, t.turn): t.prompt_sha256 for inst in traces.Shards(built2) for t in inst.turns if t.repeat == 2}
+    stored = {
+        (t.trajectory_id, t.turn): t.prompt_sha256
+        for inst in traces.Shards(built2)
+        for t in inst.turns
+        if t.repeat == 2
+    }
     assert all(r.prompt_sha256 == stored[(r.trajectory_id, r.turn)] for r in rep2)
 
 
 def test_cycles_of_multi_repeat_shards_continue_the_repeat_numbers(shards_dir: Path, tmp_path: Path) -> None:
     built2 = tmp_path / "rep2"
-    traces.build_shards([str(Path(traces.__file__).parent / "data" / "sample.jsonl")], built2, traces.BuildOptions(name="rep2", repeats=2))
+    traces.build_shards(
+        [str(Path(traces.__file__).parent / "data" / "sample.jsonl")],
+        built2,
+        traces.BuildOptions(name="rep2", repeats=2),
+    )
     records, _, _ = replay(built2, 16)
     assert [r.repeat for r in records if r.trajectory_id == "sim_002" and r.turn == 1] == [1, 2, 3, 4]
 
@@ -132,8 +172,17 @@ class LengthCounter:
 
 def test_client_side_output_tokens_come_from_the_given_tokenizer(shards_dir: Path) -> None:
     records: list[Record] = []
-    plan = WorkerPlan(worker=0, slots=(0,), shards=str(shards_dir), profile="kimi-k3", base_url="http://unused", inject_delays=False)
-    asyncio.run(Scheduler(plan, LocalSource(Coordinator(1, stop_at_window_end=False), records.append), FakeClient(), counter=LengthCounter()).run())
+    plan = WorkerPlan(
+        worker=0, slots=(0,), shards=str(shards_dir), profile="kimi-k3", base_url="http://unused", inject_delays=False
+    )
+    asyncio.run(
+        Scheduler(
+            plan,
+            LocalSource(Coordinator(1, stop_at_window_end=False), records.append),
+            FakeClient(),
+            counter=LengthCounter(),
+        ).run()
+    )
     assert {(r.client_output_tokens, r.completion_tokens) for r in records} == {(2, 2)}  # "ok" = 2 characters
 
 
@@ -149,11 +198,17 @@ def test_a_slot_that_raises_stops_the_worker_and_the_run_keeps_its_results(shard
     from replay.run import run_replay
 
     client = BrokenClient()
-    cfg = RunConfig(shards=str(shards_dir), endpoint="http://unused", concurrency=2, inject_delays=False, out=str(tmp_path / "run"))
+    cfg = RunConfig(
+        shards=str(shards_dir), endpoint="http://unused", concurrency=2, inject_delays=False, out=str(tmp_path / "run")
+    )
     with pytest.raises(RuntimeError, match="client bug"):
         asyncio.run(run_replay(cfg, client_factory=lambda plan: _Opened(client)))
     summary = json.loads((tmp_path / "run" / "result_summary.json").read_text())
-    assert summary["trajbench"]["crashed"] is True and summary["state"] == "interrupted" and summary["trajbench"]["turns"]["ok"] == 3
+    assert (
+        summary["trajbench"]["crashed"] is True
+        and summary["state"] == "interrupted"
+        and summary["trajbench"]["turns"]["ok"] == 3
+    )
 
 
 class _Opened:
@@ -193,10 +248,32 @@ def test_coordinator_stamps_records_by_send_time() -> None:
     c = Coordinator(0, stop_at_window_end=False, clock=fake_clock([1000]))
     assert c.next_instance(True) is None
     base = dict(
-        instance_id="a", trajectory_id="a", repeat=1, turn=1, client_turn_index=0, slot=0, worker=0, prompt_sha256="",
-        salt_repeat="", salt_conversation="", t_first_ns=None, t_last_ns=2000, chunk_ns=(), delay_s=0.0, in_window=True,
-        content="", reasoning="", tool_calls=(), finish_reason=None, prompt_tokens=None, completion_tokens=None,
-        cached_tokens=None, client_prompt_tokens=None, client_output_tokens=None, http_status=200, error_kind=None,
+        instance_id="a",
+        trajectory_id="a",
+        repeat=1,
+        turn=1,
+        client_turn_index=0,
+        slot=0,
+        worker=0,
+        prompt_sha256="",
+        salt_repeat="",
+        salt_conversation="",
+        t_first_ns=None,
+        t_last_ns=2000,
+        chunk_ns=(),
+        delay_s=0.0,
+        in_window=True,
+        content="",
+        reasoning="",
+        tool_calls=(),
+        finish_reason=None,
+        prompt_tokens=None,
+        completion_tokens=None,
+        cached_tokens=None,
+        client_prompt_tokens=None,
+        client_output_tokens=None,
+        http_status=200,
+        error_kind=None,
         error_message=None,
     )
     assert c.stamp(Record(**base, t_send_ns=999)).in_window  # issued before the close, finished after

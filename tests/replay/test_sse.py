@@ -6,9 +6,9 @@ import json
 
 from hypothesis import given
 from hypothesis import strategies as st
+from streams import parse_sse, parse_stream
 
 from replay.sse import CHUNK, DONE, ERROR, MALFORMED, ChatStream
-from streams import parse_sse, parse_stream
 
 
 def _data(obj: object) -> bytes:
@@ -26,7 +26,10 @@ DONE_LINE = b"data: [DONE]\n\n"
 
 def test_skips_blank_comment_event_id_retry_lines() -> None:
     body = b": keep-alive\n\nevent: message\nid: 4\nretry: 10\n" + _delta(content="hi") + DONE_LINE
-    assert parse_sse(body) == [(CHUNK, {"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": None}]}), (DONE, None)]
+    assert parse_sse(body) == [
+        (CHUNK, {"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": None}]}),
+        (DONE, None),
+    ]
 
 
 def test_done_ends_and_later_bytes_are_ignored() -> None:
@@ -81,12 +84,20 @@ def _stream_body() -> bytes:
         + _delta(reasoning="more")
         + _delta(content="Hel")
         + _delta(content="lo")
-        + _delta(tool_calls=[{"index": 0, "id": "call_a", "type": "function", "function": {"name": "bash", "arguments": ""}}])
-        + _delta(tool_calls=[{"index": 1, "id": "call_b", "type": "function", "function": {"name": "read", "arguments": "{\"p\":"}}])
-        + _delta(tool_calls=[{"index": 0, "function": {"arguments": "{\"cmd\":"}}])
-        + _delta(tool_calls=[{"index": 0, "function": {"arguments": "\"ls\"}"}}])
+        + _delta(
+            tool_calls=[{"index": 0, "id": "call_a", "type": "function", "function": {"name": "bash", "arguments": ""}}]
+        )
+        + _delta(
+            tool_calls=[
+                {"index": 1, "id": "call_b", "type": "function", "function": {"name": "read", "arguments": '{"p":'}}
+            ]
+        )
+        + _delta(tool_calls=[{"index": 0, "function": {"arguments": '{"cmd":'}}])
+        + _delta(tool_calls=[{"index": 0, "function": {"arguments": '"ls"}'}}])
         + _delta(tool_calls=[{"index": 1, "function": {"arguments": "1}"}}])
-        + FINISH + USAGE + DONE_LINE
+        + FINISH
+        + USAGE
+        + DONE_LINE
     )
 
 
@@ -106,7 +117,12 @@ def test_fold_merges_content_reasoning_tool_calls_usage_and_finish() -> None:
 
 
 def test_fold_stamps_first_and_each_delta_with_its_read_time() -> None:
-    reads = [(10, _delta(role="assistant")), (20, _delta(content="a") + _delta(content="b")), (30, FINISH), (40, DONE_LINE)]
+    reads = [
+        (10, _delta(role="assistant")),
+        (20, _delta(content="a") + _delta(content="b")),
+        (30, FINISH),
+        (40, DONE_LINE),
+    ]
     s = parse_stream(reads)
     assert (s.t_first_ns, s.chunk_ns, s.t_last_ns) == (20, [20, 20], 40)
 
@@ -118,17 +134,33 @@ def test_any_split_of_the_bytes_gives_the_same_fold(cuts: list[int]) -> None:
     split = parse_stream([(1, body[a:b]) for a, b in zip(points, points[1:]) if b > a])
     whole = parse_stream([(1, body)])
     assert (split.content, split.reasoning, split.tool_calls(), split.usage, split.finish_reason, split.error_kind) == (
-        whole.content, whole.reasoning, whole.tool_calls(), whole.usage, whole.finish_reason, whole.error_kind)
+        whole.content,
+        whole.reasoning,
+        whole.tool_calls(),
+        whole.usage,
+        whole.finish_reason,
+        whole.error_kind,
+    )
 
 
 def _facts(s: ChatStream) -> tuple[object, ...]:
-    return (s.content, s.reasoning, s.tool_calls(), s.usage, s.finish_reason, s.error_kind, s.chunk_ns, s.t_first_ns, s.t_last_ns)
+    return (
+        s.content,
+        s.reasoning,
+        s.tool_calls(),
+        s.usage,
+        s.finish_reason,
+        s.error_kind,
+        s.chunk_ns,
+        s.t_first_ns,
+        s.t_last_ns,
+    )
 
 
 def test_crlf_line_ends_fold_like_lf_ones_read_by_read() -> None:
     # the fold has a fast path for LF-only reads and the parser's full rules otherwise: same facts
     events = [e + b"\n\n" for e in _stream_body().split(b"\n\n") if e]
-    lf = [(10 * k, b"".join(events[i:i + 2])) for k, i in enumerate(range(0, len(events), 2))]
+    lf = [(10 * k, b"".join(events[i : i + 2])) for k, i in enumerate(range(0, len(events), 2))]
     crlf = [(t, data.replace(b"\n", b"\r\n")) for t, data in lf]
     assert _facts(parse_stream(crlf)) == _facts(parse_stream(lf))
     assert parse_stream(lf).chunk_ns == [0, 10, 10, 20, 20, 30, 30, 40, 40]

@@ -9,23 +9,29 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from loopback_server import LoopbackServer, Reply
 
 from cli import cli
 from replay.config import RunConfig
 from replay.errors import ReplayError
 from replay.sweep import parse_concurrencies, run_sweep
 
-from loopback_server import LoopbackServer, Reply
-
 
 def test_sweep_runs_each_point_then_resumes(sample_shards: Path, tmp_path: Path) -> None:
     scored: list[str] = []
     with LoopbackServer(lambda b, h: Reply(chunks=3)) as srv:
         base = RunConfig(shards=str(sample_shards), endpoint=srv.base_url, inject_delays=False, display=False)
-        folder = asyncio.run(run_sweep(base, [1, 2], tmp_path / "sweep", after_point=lambda d: scored.append(d.name), echo=lambda m: None))
+        folder = asyncio.run(
+            run_sweep(
+                base, [1, 2], tmp_path / "sweep", after_point=lambda d: scored.append(d.name), echo=lambda m: None
+            )
+        )
         first = len(srv.books.requests)
         plan = json.loads((folder / "sweep.json").read_text())
-        assert [(p["concurrency"], p["dir"], p["status"]) for p in plan["points"]] == [(1, "c0001", "done"), (2, "c0002", "done")]
+        assert [(p["concurrency"], p["dir"], p["status"]) for p in plan["points"]] == [
+            (1, "c0001", "done"),
+            (2, "c0002", "done"),
+        ]
         assert scored == ["c0001", "c0002"] and first == 2 * 17
         for d in ("c0001", "c0002"):
             assert json.loads((folder / d / "run.json").read_text())["concurrency"] == int(d[1:])
@@ -36,7 +42,14 @@ def test_sweep_runs_each_point_then_resumes(sample_shards: Path, tmp_path: Path)
         assert "C=1: kept (already done)" in said
         assert len(srv.books.requests) == first + 17 and scored[-1] == "c0002"
         with pytest.raises(ReplayError, match="other settings"):
-            asyncio.run(run_sweep(RunConfig(shards=str(sample_shards), endpoint=srv.base_url, display=False), [1, 2], folder, echo=lambda m: None))
+            asyncio.run(
+                run_sweep(
+                    RunConfig(shards=str(sample_shards), endpoint=srv.base_url, display=False),
+                    [1, 2],
+                    folder,
+                    echo=lambda m: None,
+                )
+            )
 
 
 def test_concurrency_lists_are_checked() -> None:

@@ -11,13 +11,12 @@ import signal
 from pathlib import Path
 
 import pytest
-
 from clirun import interrupt_when, trajbench
+from loopback_server import LoopbackServer, Reply
+
 from replay.config import RunConfig
 from replay.errors import ReplayError
 from replay.sweep import run_sweep
-
-from loopback_server import LoopbackServer, Reply
 
 #: ~0.25 s per turn: 10 tokens at 25 ms a step, every answer the same length.
 SLOW = "--osl-mean 10 --osl-cv 0 --step-base-ms 25"
@@ -41,12 +40,17 @@ def _summary(run_dir: Path) -> dict:
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
-def test_a_signal_stops_the_sweep_and_marks_the_point_interrupted(sample_shards: Path, tmp_path: Path, sig: signal.Signals, code: int) -> None:
+def test_a_signal_stops_the_sweep_and_marks_the_point_interrupted(
+    sample_shards: Path, tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
     out = tmp_path / "sweep"
     done = interrupt_when(_sweep_args(sample_shards, out), lambda: _records(out / "c0001") >= 2, sig)
     assert done.code == code, done.err
     assert "Traceback" not in done.err
-    assert f"Interrupted: sweep {out} stopped by a signal: C=1 was interrupted and will be rerun; 2 point(s) still to run" in done.err
+    assert (
+        f"Interrupted: sweep {out} stopped by a signal: C=1 was interrupted and will be rerun; 2 point(s) still to run"
+        in done.err
+    )
     assert _statuses(out) == [("c0001", "interrupted"), ("c0002", "pending")]
     assert not (out / "c0002").exists()  # the next point never started
     summary = _summary(out / "c0001")
@@ -82,7 +86,9 @@ def test_a_sweep_deletes_only_run_folders(sample_shards: Path, tmp_path: Path) -
         stranger = tmp_path / "stranger"
         stranger.mkdir()
         (stranger / "notes.txt").write_text("mine")
-        with pytest.raises(ReplayError, match="holds files but no sweep.json, so it is not a sweep to resume; choose a new --out"):
+        with pytest.raises(
+            ReplayError, match="holds files but no sweep.json, so it is not a sweep to resume; choose a new --out"
+        ):
             asyncio.run(run_sweep(base, [1], stranger, echo=lambda m: None))
         assert (stranger / "notes.txt").read_text() == "mine"
         sweep = asyncio.run(run_sweep(base, [1], tmp_path / "sweep", echo=lambda m: None))

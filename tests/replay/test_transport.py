@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import httpx
 import pytest
-
 from raw_server import END, Exchange, RawServer, chunk, full_stream, plain, sse_head
+
 from replay.transport import TIMING_EXTENSION, FastTransport, Timing
 
 
@@ -20,6 +21,7 @@ def run(coro: Awaitable[Any]) -> Any:
 def serve(response: bytes) -> Callable[[Exchange], Awaitable[None]]:
     async def script(ex: Exchange) -> None:
         ex.write(response)
+
     return script
 
 
@@ -27,12 +29,15 @@ def test_request_bytes_carry_method_path_headers_and_body() -> None:
     async def go() -> None:
         async with RawServer(serve(plain(200, b"{}"))) as srv:
             async with httpx.AsyncClient(transport=FastTransport(2)) as c:
-                r = await c.post(srv.url + "/v1/chat/completions?x=1", content=b'{"a":1}', headers={"X-Session-ID": "s1"})
+                r = await c.post(
+                    srv.url + "/v1/chat/completions?x=1", content=b'{"a":1}', headers={"X-Session-ID": "s1"}
+                )
             req = srv.books.requests[0]
             assert (r.status_code, r.json()) == (200, {})
             assert req.line == "POST /v1/chat/completions?x=1 HTTP/1.1"
             assert req.headers["x-session-id"] == "s1" and req.headers["host"] == f"127.0.0.1:{srv.port}"
             assert req.body == b'{"a":1}'
+
     run(go())
 
 
@@ -40,7 +45,7 @@ def test_chunked_body_is_decoded_across_split_writes() -> None:
     async def script(ex: Exchange) -> None:
         data = sse_head() + chunk(b"hello ") + chunk(b"world") + END
         for k in range(0, len(data), 7):  # frame boundaries fall anywhere
-            ex.write(data[k:k + 7])
+            ex.write(data[k : k + 7])
             await asyncio.sleep(0.001)
 
     async def go() -> None:
@@ -48,6 +53,7 @@ def test_chunked_body_is_decoded_across_split_writes() -> None:
             async with httpx.AsyncClient(transport=FastTransport(2)) as c:
                 r = await c.get(srv.url + "/")
             assert r.content == b"hello world"
+
     run(go())
 
 
@@ -60,6 +66,7 @@ def test_body_until_close_without_length() -> None:
         async with RawServer(script) as srv:
             async with httpx.AsyncClient(transport=FastTransport(2)) as c:
                 assert (await c.get(srv.url + "/")).content == b"all of it"
+
     run(go())
 
 
@@ -71,6 +78,7 @@ def test_keep_alive_reuses_one_connection() -> None:
                     async with c.stream("POST", srv.url + "/v1/chat/completions", content=b"{}") as r:
                         await r.aread()
             assert (len(srv.books.requests), srv.books.connections) == (3, 1)
+
     run(go())
 
 
@@ -84,6 +92,7 @@ def test_pool_never_opens_more_than_max_connections() -> None:
             async with httpx.AsyncClient(transport=FastTransport(2)) as c:
                 await asyncio.gather(*(c.post(srv.url + "/", content=b"{}") for _ in range(6)))
             assert (len(srv.books.requests), srv.books.connections) == (6, 2)
+
     run(go())
 
 
@@ -100,6 +109,7 @@ def test_kept_alive_socket_closed_by_server_is_retried_on_a_fresh_one() -> None:
                 await asyncio.sleep(0.05)
                 assert (await c.get(srv.url + "/")).content == b"ok"
             assert srv.books.connections == 2
+
     run(go())
 
 
@@ -107,6 +117,7 @@ def test_socket_idle_longer_than_max_idle_is_not_reused() -> None:
     """A server closes idle keep-alive sockets on its own clock; one that idled past `max_idle_s`
     could be closing while we write, so it is dropped unused (never a resend) and a fresh one
     carries the request. Sockets reused within `max_idle_s` stay."""
+
     async def go() -> None:
         async with RawServer(serve(plain(200, b"ok"))) as srv:
             tr = FastTransport(2, max_idle_s=0.2)
@@ -115,6 +126,7 @@ def test_socket_idle_longer_than_max_idle_is_not_reused() -> None:
                     await asyncio.sleep(pause)
                     assert (await c.get(srv.url + "/")).content == b"ok"
             assert (len(srv.books.requests), srv.books.connections, tr.expired, tr.reconnects) == (4, 2, 1, 0)
+
     run(go())
 
 
@@ -127,6 +139,7 @@ def test_timing_extension_stamps_send_and_arrival() -> None:
                     assert isinstance(timing, Timing) and timing.t_send_ns > 0
                     async for _ in r.aiter_raw():
                         assert timing.last_arrival_ns >= timing.t_send_ns
+
     run(go())
 
 
@@ -143,6 +156,7 @@ def test_closing_a_response_early_closes_the_connection() -> None:
                         break
             await asyncio.sleep(0.05)
             assert srv.books.closed_by_client == 1
+
     run(go())
 
 
@@ -157,6 +171,7 @@ def test_mid_body_close_raises_remote_protocol_error() -> None:
             async with httpx.AsyncClient(transport=FastTransport(2)) as c:
                 with pytest.raises(httpx.RemoteProtocolError, match="mid-body"):
                     await c.get(srv.url + "/")
+
     run(go())
 
 
@@ -169,6 +184,7 @@ def test_connection_refused_is_connect_error() -> None:
             async with httpx.AsyncClient(transport=FastTransport(2)) as c:
                 with pytest.raises(httpx.ConnectError):
                     await c.get(f"http://127.0.0.1:{port}/")
+
         run(go())
 
 
@@ -178,6 +194,7 @@ def test_garbage_response_is_remote_protocol_error() -> None:
             async with httpx.AsyncClient(transport=FastTransport(2)) as c:
                 with pytest.raises(httpx.RemoteProtocolError):
                     await c.get(srv.url + "/")
+
     run(go())
 
 
@@ -192,4 +209,5 @@ def test_read_timeout_when_headers_never_come() -> None:
                     await c.get(srv.url + "/")
             await asyncio.sleep(0.05)
             assert srv.books.closed_by_client == 1
+
     run(go())

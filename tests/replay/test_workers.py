@@ -32,10 +32,19 @@ def test_slots_split_into_contiguous_blocks() -> None:
 
 def test_workers_share_one_fifo_and_write_one_record_file(sample_shards: Path, tmp_path: Path) -> None:
     with LoopbackServer(lambda b, h: Reply(chunks=3, chunk_delay=0.005)) as srv:
-        run_dir = asyncio.run(run_replay(RunConfig(
-            shards=str(sample_shards), endpoint=srv.base_url, concurrency=4, workers=2, num_trajectories=12,
-            inject_delays=False, out=str(tmp_path / "run"),
-        )))
+        run_dir = asyncio.run(
+            run_replay(
+                RunConfig(
+                    shards=str(sample_shards),
+                    endpoint=srv.base_url,
+                    concurrency=4,
+                    workers=2,
+                    num_trajectories=12,
+                    inject_delays=False,
+                    out=str(tmp_path / "run"),
+                )
+            )
+        )
     records = list(read_records(run_dir))
     assert len(records) == 3 * 17 == len(srv.books.requests)  # every instance exactly once
     instances = {r.instance_id for r in records}
@@ -50,7 +59,9 @@ def test_workers_share_one_fifo_and_write_one_record_file(sample_shards: Path, t
 
 
 def test_a_crashing_worker_fails_the_run_with_its_reason(tmp_path: Path) -> None:
-    plan = WorkerPlan(worker=0, slots=(0,), shards=str(tmp_path / "missing"), profile="kimi-k3", base_url="http://127.0.0.1:9")
+    plan = WorkerPlan(
+        worker=0, slots=(0,), shards=str(tmp_path / "missing"), profile="kimi-k3", base_url="http://127.0.0.1:9"
+    )
     backend = ProcessBackend([plan], Coordinator(1, stop_at_window_end=False), lambda r: None)
     with pytest.raises(ReplayError, match="worker 0: ShardError: .*missing"):
         asyncio.run(asyncio.wait_for(backend.run(), 60))
@@ -58,8 +69,17 @@ def test_a_crashing_worker_fails_the_run_with_its_reason(tmp_path: Path) -> None
 
 def test_one_broken_worker_stops_the_others_instead_of_hanging(sample_shards: Path, tmp_path: Path) -> None:
     with LoopbackServer(lambda b, h: Reply(chunks=5, chunk_delay=0.05)) as srv:
-        good = WorkerPlan(worker=0, slots=(0,), shards=str(sample_shards), profile="kimi-k3", base_url=srv.base_url, inject_delays=False)
-        bad = WorkerPlan(worker=1, slots=(1,), shards=str(tmp_path / "missing"), profile="kimi-k3", base_url=srv.base_url)
+        good = WorkerPlan(
+            worker=0,
+            slots=(0,),
+            shards=str(sample_shards),
+            profile="kimi-k3",
+            base_url=srv.base_url,
+            inject_delays=False,
+        )
+        bad = WorkerPlan(
+            worker=1, slots=(1,), shards=str(tmp_path / "missing"), profile="kimi-k3", base_url=srv.base_url
+        )
         records: list[object] = []
         backend = ProcessBackend([good, bad], Coordinator(40, stop_at_window_end=False), records.append)
         with pytest.raises(ReplayError, match="worker 1: ShardError"):
@@ -72,9 +92,29 @@ def test_ctrl_c_reaches_every_worker_through_the_coordinator(sample_shards: Path
     code = "import sys, cli; cli.main(sys.argv[1:])"
     with LoopbackServer(lambda b, h: Reply(chunks=20, chunk_delay=0.1)) as srv:
         proc = subprocess.Popen(
-            [sys.executable, "-c", code, "replay", "run", str(sample_shards), "--endpoint", srv.base_url, "-c", "2",
-             "--workers", "2", "--no-delays", "--drain-timeout", "0.3", "--out", str(out)],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+            [
+                sys.executable,
+                "-c",
+                code,
+                "replay",
+                "run",
+                str(sample_shards),
+                "--endpoint",
+                srv.base_url,
+                "-c",
+                "2",
+                "--workers",
+                "2",
+                "--no-delays",
+                "--drain-timeout",
+                "0.3",
+                "--out",
+                str(out),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
         )
         try:
             deadline = time.monotonic() + 60

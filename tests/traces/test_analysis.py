@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from reuse_oracle import ideal_within_reuse
 
 import traces
 from cli import cli
 from traces.analysis import StatsOptions, analyse, compute_stats, default_cache_sizes
-from traces.analysis.lengths import summarize
 from traces.analysis.cache import RadixLRU, closed_loop_order
-from reuse_oracle import ideal_within_reuse
+from traces.analysis.lengths import summarize
 from traces.analysis.reuse import block_hashes
 
 SYSTEM = "You are the support agent of ACME. " * 20
@@ -256,7 +256,9 @@ def test_counting_with_a_tokenizer_equals_the_build_token_columns(tmp_path: Path
 
 def test_cli_stats_prints_tables_and_writes_files(sample_shards: Path, tmp_path: Path) -> None:
     out = tmp_path / "stats"
-    result = CliRunner().invoke(cli, ["traces", "stats", str(sample_shards), "--out", str(out), "-c", "4", "--cache-sizes", "1k,4k"])
+    result = CliRunner().invoke(
+        cli, ["traces", "stats", str(sample_shards), "--out", str(out), "-c", "4", "--cache-sizes", "1k,4k"]
+    )
     assert result.exit_code == 0, result.output
     assert "Ideal prefix reuse" in result.output and "LRU prefix cache" in result.output
     stats = json.loads((out / "stats.json").read_text())

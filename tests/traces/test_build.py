@@ -36,7 +36,9 @@ def test_prompt_hash_column_matches_rebuilt_prompts(sample: Path, tmp_path: Path
     for inst in shards:
         for p in iter_prompts(inst):
             assert p.sha256 == p.row.prompt_sha256 == messages_sha256(p.messages)
-            assert p.row.prompt_chars == len(json.dumps(p.messages, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+            assert p.row.prompt_chars == len(
+                json.dumps(p.messages, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            )
     r1, r2 = shards.find("sim_001", 1), shards.find("sim_001", 2)
     assert r1.turns[0].salt_repeat == "4461" and r2.turns[0].salt_repeat == "ba75"
     assert r1.turns[0].salt_conversation == r2.turns[0].salt_conversation

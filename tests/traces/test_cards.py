@@ -9,7 +9,6 @@ marked slow.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import re
 import shlex
@@ -127,21 +126,38 @@ def _rewrite(path: Path, card: Any, built: Path, manifest: traces.Manifest) -> N
     users = re.search(r"blocks of (\d+) \w+, (\d+) users in closed loop", text)
     assert users, f"{path.name}: the card does not say its block size and users"
     options = StatsOptions(block_size=int(users.group(1)), concurrency=int(users.group(2)))
-    write_card(built, path, version=str(card.meta["version"]), license=card.meta["license"], summary=summary,
-               build=card.meta["build"], tokenizer=tokenizer, options=options)
+    write_card(
+        built,
+        path,
+        version=str(card.meta["version"]),
+        license=card.meta["license"],
+        summary=summary,
+        build=card.meta["build"],
+        tokenizer=tokenizer,
+        options=options,
+    )
 
 
 # ---------------------------------------------------------------- the writer and the checker
 def test_written_card_checks_against_its_manifest_and_detects_drift(tmp_path: Path, sample: Path) -> None:
     shards = tmp_path / "demo"
     traces.build_shards([str(sample)], shards, traces.BuildOptions(name="demo"))
-    out = write_card(shards, tmp_path / "cards" / "demo.md", license="Apache-2.0", build=["trajbench traces build x.jsonl --out demo"])
+    out = write_card(
+        shards,
+        tmp_path / "cards" / "demo.md",
+        license="Apache-2.0",
+        build=["trajbench traces build x.jsonl --out demo"],
+    )
     card = parse_card(out)
     assert card.sections == SECTIONS
     assert set(REQUIRED_KEYS) <= set(card.meta)
     manifest = traces.Manifest.read(shards)
     assert check_card(card, manifest) == []
-    drifted = dataclasses.replace(manifest, content_hash="0" * 64, counts=dataclasses.replace(manifest.counts, client_turns=manifest.counts.client_turns + 1))
+    drifted = dataclasses.replace(
+        manifest,
+        content_hash="0" * 64,
+        counts=dataclasses.replace(manifest.counts, client_turns=manifest.counts.client_turns + 1),
+    )
     problems = check_card(card, drifted)
     assert any(p.startswith("content_hash") for p in problems) and any(p.startswith("counts") for p in problems)
     (tmp_path / "cards" / "img" / "demo-isl_growth.png").unlink()
@@ -162,7 +178,13 @@ def test_cli_card_writes_card_and_plots(tmp_path: Path, sample: Path) -> None:
     shards = tmp_path / "s"
     traces.build_shards([str(sample)], shards, traces.BuildOptions(name="s"))
     out = tmp_path / "cards" / "s.md"
-    result = CliRunner().invoke(cli, ["traces", "card", str(shards), "--out", str(out), "--license", "Apache-2.0", "-c", "2"])
+    result = CliRunner().invoke(
+        cli, ["traces", "card", str(shards), "--out", str(out), "--license", "Apache-2.0", "-c", "2"]
+    )
     assert result.exit_code == 0, result.output
     assert check_card(parse_card(out)) == []
-    assert sorted(p.name for p in (out.parent / "img").iterdir()) == ["s-isl_growth.png", "s-lru_hit_curve.png", "s-prefix_reuse.png"]
+    assert sorted(p.name for p in (out.parent / "img").iterdir()) == [
+        "s-isl_growth.png",
+        "s-lru_hit_curve.png",
+        "s-prefix_reuse.png",
+    ]

@@ -8,11 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
+from sinks import raising_sink
 
 import traces
 from traces import BuildOptions, Shards, build_shards, get_profile, iter_prompts, request_body
 from traces.formats import FORMATS
-from sinks import raising_sink
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,9 @@ def test_first_turns_match_spec(built: Shards, fixture_rows: list[dict], tid: st
     marked = second.messages[2]
     assert marked["role"] == "assistant"
     cut = re.search(r"\S\s", assistant["reasoning_content"]).start() + 1
-    assert marked["reasoning_content"] == assistant["reasoning_content"][:cut] + " " + assistant["reasoning_content"][cut:]
+    assert (
+        marked["reasoning_content"] == assistant["reasoning_content"][:cut] + " " + assistant["reasoning_content"][cut:]
+    )
     assert marked["tool_calls"] == assistant["tool_calls"]
     assert "content" not in marked
     assert second.messages[3:] == [

@@ -23,16 +23,31 @@ def test_steps_become_rows_field_by_field() -> None:
     (traj,), errors = _read(GOOD)
     assert errors == []
     assert traj.id == "acme__widgets-202"
-    assert [r.role for r in traj.rows] == ["user", "assistant", "tool", "assistant", "tool", "assistant", "user", "assistant"]
+    assert [r.role for r in traj.rows] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+        "assistant",
+    ]
     first, call, obs = traj.rows[:3]
     assert first.system is not None and first.system.startswith("You are a helpful assistant")
     assert first.tools == (BASH_TOOL,)  # ATIF has no tool list; bash gets mini-swe-agent's
     assert first.delay_seconds is None
     assert call.content is None and call.reasoning_content == "Find the code and the tests."
-    assert [(c["id"], c["type"], c["function"]["name"]) for c in call.tool_calls or ()] == [("call_a", "function", "bash"), ("call_b", "function", "bash")]
+    assert [(c["id"], c["type"], c["function"]["name"]) for c in call.tool_calls or ()] == [
+        ("call_a", "function", "bash"),
+        ("call_b", "function", "bash"),
+    ]
     assert json.loads(call.tool_calls[0]["function"]["arguments"]) == {"command": "grep -rn 'def resize' src/"}
     # results keep their source order and ids; the delay runs to the next step's timestamp
-    assert obs.tool_results == ({"tool_call_id": "call_b", "content": "test_resize.py"}, {"tool_call_id": "call_a", "content": "src/widgets/base.py:88"})
+    assert obs.tool_results == (
+        {"tool_call_id": "call_b", "content": "test_resize.py"},
+        {"tool_call_id": "call_a", "content": "src/widgets/base.py:88"},
+    )
     assert obs.delay_seconds == 3.5
 
 
@@ -49,11 +64,18 @@ def test_text_action_and_user_think_time() -> None:
 
 def test_observation_without_action_is_fed_back_as_user(tmp_path: Path) -> None:
     doc = {
-        "schema_version": "ATIF-v1.6", "session_id": "s-obs", "agent": {"name": "a", "version": "1"},
+        "schema_version": "ATIF-v1.6",
+        "session_id": "s-obs",
+        "agent": {"name": "a", "version": "1"},
         "steps": [
             {"step_id": 1, "source": "system", "message": "sys"},
             {"step_id": 2, "source": "user", "message": "go"},
-            {"step_id": 3, "source": "agent", "message": "thinking", "observation": {"results": [{"content": "feedback"}]}},
+            {
+                "step_id": 3,
+                "source": "agent",
+                "message": "thinking",
+                "observation": {"results": [{"content": "feedback"}]},
+            },
             {"step_id": 4, "source": "agent", "message": "done"},
         ],
     }
@@ -61,7 +83,12 @@ def test_observation_without_action_is_fed_back_as_user(tmp_path: Path) -> None:
     path.write_text(json.dumps(doc))
     (traj,), errors = _read(path)
     assert errors == []
-    assert [(r.role, r.content) for r in traj.rows] == [("user", "go"), ("assistant", "thinking"), ("user", "feedback"), ("assistant", "done")]
+    assert [(r.role, r.content) for r in traj.rows] == [
+        ("user", "go"),
+        ("assistant", "thinking"),
+        ("user", "feedback"),
+        ("assistant", "done"),
+    ]
     assert traj.rows[0].tools is None
 
 
@@ -82,12 +109,18 @@ def test_broken_trajectories_name_location_and_rule() -> None:
 
 def test_jsonl_of_trajectories_names_lines(tmp_path: Path) -> None:
     good = json.loads(GOOD.read_text())
-    late_system = {**good, "session_id": "s-late", "steps": good["steps"] + [{"step_id": 8, "source": "system", "message": "new rules"}]}
+    late_system = {
+        **good,
+        "session_id": "s-late",
+        "steps": good["steps"] + [{"step_id": 8, "source": "system", "message": "new rules"}],
+    }
     path = tmp_path / "many.jsonl"
     path.write_text(json.dumps(good) + "\n" + json.dumps(late_system) + "\n")
     trajs, errors = _read(path)
     assert [t.id for t in trajs] == ["acme__widgets-202"]
-    assert errors == [f"{path}:2 (steps[7]): conversation s-late: only one system message is supported, and it must come first (docs/dataset-format.md: one system prompt per trajectory)"]
+    assert errors == [
+        f"{path}:2 (steps[7]): conversation s-late: only one system message is supported, and it must come first (docs/dataset-format.md: one system prompt per trajectory)"
+    ]
 
 
 def test_registered_and_builds_shards(tmp_path: Path) -> None:

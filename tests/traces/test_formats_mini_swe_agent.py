@@ -27,8 +27,20 @@ def test_text_actions_become_bash_tool_calls() -> None:
     (traj,), errors = _read(TEXT)
     assert errors == []
     assert traj.id == "acme__widgets-101"  # from the file name: v1 files carry no instance_id
-    assert traj.system == "You are a helpful assistant that can interact with a computer shell to solve programming tasks."
-    assert [r.role for r in traj.rows] == ["user", "assistant", "tool", "assistant", "user", "assistant", "tool", "assistant", "tool"]
+    assert (
+        traj.system == "You are a helpful assistant that can interact with a computer shell to solve programming tasks."
+    )
+    assert [r.role for r in traj.rows] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+    ]
     first = traj.rows[0]
     assert first.tools == (BASH_TOOL,)
     act, obs = traj.rows[1], traj.rows[2]
@@ -37,7 +49,10 @@ def test_text_actions_become_bash_tool_calls() -> None:
     assert act.tool_calls[0]["id"] == "call_2_0" and act.tool_calls[0]["function"]["name"] == "bash"
     assert _command(act.tool_calls[0]) == "grep -rn 'def resize' src/"
     assert obs.turn == 3 and obs.tool_results == (
-        {"tool_call_id": "call_2_0", "content": "<returncode>0</returncode>\n<output>\nsrc/widgets/base.py:88:    def resize(self, w, h):\n</output>"},
+        {
+            "tool_call_id": "call_2_0",
+            "content": "<returncode>0</returncode>\n<output>\nsrc/widgets/base.py:88:    def resize(self, w, h):\n</output>",
+        },
     )
     # two code blocks: mini-swe-agent executed nothing and answered with a format error
     assert traj.rows[3].tool_calls is None and "```bash\nls\n```" in (traj.rows[3].content or "")
@@ -89,6 +104,10 @@ def test_registered_and_builds_shards(tmp_path: Path) -> None:
     prompts = list(traces.iter_prompts(shards.find("acme__widgets-101"), markers=False))
     assert [p.row.turn for p in prompts] == [1, 3, 5, 7, 9]
     assert prompts[0].row.domain == "coding" and prompts[0].tools == [BASH_TOOL]
-    assert prompts[1].messages[-1] == {"role": "tool", "tool_call_id": "call_2_0", "content": prompts[1].row.delta[-1]["tool_results"][0]["content"]}
+    assert prompts[1].messages[-1] == {
+        "role": "tool",
+        "tool_call_id": "call_2_0",
+        "content": prompts[1].row.delta[-1]["tool_results"][0]["content"],
+    }
     assert json.loads(prompts[0].row.expected_json or "null")["tool_calls"][0]["id"] == "call_2_0"
     shards.close()

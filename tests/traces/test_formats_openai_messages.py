@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from sinks import raising_sink
 
 import traces
-from sinks import raising_sink
 from traces.formats import FORMATS
 from traces.formats.openai_messages import convert_messages, file_stem, read, text_content
 
@@ -30,11 +30,18 @@ def test_reads_one_conversation_per_line() -> None:
 def test_rows_field_by_field() -> None:
     chat = _read(GOOD)[0][0]
     user, call, tool, answer = chat.rows
-    assert (user.turn, user.role, user.content, user.system) == (1, "user", "What is 2+2?Use the tool.", "You are helpful.")
+    assert (user.turn, user.role, user.content, user.system) == (
+        1,
+        "user",
+        "What is 2+2?Use the tool.",
+        "You are helpful.",
+    )
     assert user.tools is not None and user.tools[0]["function"]["name"] == "calc"
     # empty text beside a tool call is omitted (SPEC §3); the missing id is generated
     assert call.content is None
-    assert call.tool_calls == ({"id": "call_2_0", "type": "function", "function": {"name": "calc", "arguments": '{"expr": "2+2"}'}},)
+    assert call.tool_calls == (
+        {"id": "call_2_0", "type": "function", "function": {"name": "calc", "arguments": '{"expr": "2+2"}'}},
+    )
     # a tool message without tool_call_id answers the call at its position
     assert tool.tool_results == ({"tool_call_id": "call_2_0", "content": "4"},)
     assert (answer.content, answer.reasoning_content) == ("4", "The tool said 4.")  # `reasoning` alias
@@ -89,15 +96,24 @@ def test_text_content_and_file_stem() -> None:
 
 def test_registered_and_builds_shards(tmp_path: Path) -> None:
     assert FORMATS["openai-messages"].read is read
-    result = traces.build_shards([str(GOOD)], tmp_path / "out", traces.BuildOptions(format="openai-messages", name="om"))
+    result = traces.build_shards(
+        [str(GOOD)], tmp_path / "out", traces.BuildOptions(format="openai-messages", name="om")
+    )
     assert traces.to_json(result.manifest.counts) == {"trajectories": 2, "instances": 2, "client_turns": 3}
-    again = traces.build_shards([str(GOOD)], tmp_path / "out2", traces.BuildOptions(format="openai-messages", name="om"))
+    again = traces.build_shards(
+        [str(GOOD)], tmp_path / "out2", traces.BuildOptions(format="openai-messages", name="om")
+    )
     assert again.manifest.content_hash == result.manifest.content_hash
     shards = traces.Shards(tmp_path / "out")
     prompts = list(traces.iter_prompts(shards.find("chat-1"), markers=False))
     assert prompts[1].messages[1:] == [
         {"role": "user", "content": "What is 2+2?Use the tool."},
-        {"role": "assistant", "tool_calls": [{"id": "call_2_0", "type": "function", "function": {"name": "calc", "arguments": '{"expr": "2+2"}'}}]},
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {"id": "call_2_0", "type": "function", "function": {"name": "calc", "arguments": '{"expr": "2+2"}'}}
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_2_0", "content": "4"},
     ]
     shards.close()

@@ -88,7 +88,10 @@ def test_registered_and_builds_shards(tmp_path: Path) -> None:
     assert [p.row.turn for p in prompts] == [1, 3]
     assert prompts[0].row.domain == "workflow" and prompts[0].row.intent_codes == ["I005"]
     last = prompts[1].messages
-    assert last[0]["content"].startswith("[salt: ") and last[2] == {"role": "assistant", "content": "Please  confirm your phone number. intent: I005"}
+    assert last[0]["content"].startswith("[salt: ") and last[2] == {
+        "role": "assistant",
+        "content": "Please  confirm your phone number. intent: I005",
+    }
     assert prompts[1].tools is not None and len(prompts[1].tools) == 2
     shards.close()
 

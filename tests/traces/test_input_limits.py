@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 import zstandard
-
 from clirun import trajbench
+
 from traces import BuildOptions, TraceError, build_shards, validate_sources
 from traces.io import MAX_LINE_BYTES, iter_lines
 
@@ -34,7 +34,9 @@ def _assert_clean_failure(done, *lines: str) -> None:  # type: ignore[no-untyped
 
 def test_dev_zero_stops_after_a_bounded_read() -> None:
     done = trajbench("traces", "validate", "/dev/zero", measure=True, timeout=60)
-    _assert_clean_failure(done, "/dev/zero:1: no newline in the first 1,073,741,824 bytes of this line; stopped reading the file")
+    _assert_clean_failure(
+        done, "/dev/zero:1: no newline in the first 1,073,741,824 bytes of this line; stopped reading the file"
+    )
     assert done.error_lines == ["Error: 1 error(s); 0 valid trajectories (0 client turns)"]
     assert done.peak_rss_mb is not None and done.peak_rss_mb < RSS_LIMIT_MB, done.peak_rss_mb
 
@@ -50,8 +52,11 @@ def test_zstd_bomb_of_one_line_is_measured_not_loaded(tmp_path: Path) -> None:
 def test_zstd_bomb_of_bad_lines_stops_after_a_thousand_errors(tmp_path: Path) -> None:
     bomb = _frames(tmp_path / "lines.jsonl.zst", b"[]\n" * (1 << 20), 64)  # 67 million lines
     done = trajbench("traces", "validate", str(bomb), measure=True, timeout=60)
-    _assert_clean_failure(done, f"{bomb}:1: each line must be a JSON object, got list",
-                          f"{bomb}: stopped reading after 1,000 errors; fix these first, then validate again")
+    _assert_clean_failure(
+        done,
+        f"{bomb}:1: each line must be a JSON object, got list",
+        f"{bomb}: stopped reading after 1,000 errors; fix these first, then validate again",
+    )
     assert done.err.count("\n") < 1010
     assert done.peak_rss_mb is not None and done.peak_rss_mb < RSS_LIMIT_MB, done.peak_rss_mb
 
@@ -68,7 +73,9 @@ def test_a_zst_file_that_is_not_zstd_is_one_error_line(tmp_path: Path) -> None:
     src = tmp_path / "plain.jsonl.zst"
     src.write_bytes(SAMPLE.read_bytes())
     done = trajbench("traces", "validate", str(src))
-    _assert_clean_failure(done, f"{src}: not a zstd file, or a corrupt one (ZSTD decompress failed: Unknown frame descriptor)")
+    _assert_clean_failure(
+        done, f"{src}: not a zstd file, or a corrupt one (ZSTD decompress failed: Unknown frame descriptor)"
+    )
     assert done.err.splitlines() == [
         f"{src}: not a zstd file, or a corrupt one (ZSTD decompress failed: Unknown frame descriptor); a .zst file must be zstd-compressed (check it with `zstd -t`)",
         "Error: 1 error(s); 0 valid trajectories (0 client turns)",
@@ -84,7 +91,9 @@ def test_a_truncated_zst_file_is_an_error_not_a_shorter_dataset(tmp_path: Path, 
     src = tmp_path / "cut.jsonl.zst"
     src.write_bytes(whole[:cut])
     _, _, errors = validate_sources([str(src)], "mlperf-jsonl")
-    assert [str(e) for e in errors][-1] == f"{src}: the zstd stream is truncated (the file ends inside a frame); copy or compress it again"
+    assert [str(e) for e in errors][
+        -1
+    ] == f"{src}: the zstd stream is truncated (the file ends inside a frame); copy or compress it again"
     with pytest.raises(TraceError, match="truncated"):
         build_shards([str(src)], tmp_path / "out", BuildOptions())
     assert not (tmp_path / "out").exists()
@@ -94,7 +103,10 @@ def test_multi_frame_zst_reads_whole(tmp_path: Path) -> None:
     lines = SAMPLE.read_bytes().splitlines(keepends=True)
     src = tmp_path / "two.jsonl.zst"
     half = len(lines) // 2
-    src.write_bytes(zstandard.ZstdCompressor().compress(b"".join(lines[:half])) + zstandard.ZstdCompressor().compress(b"".join(lines[half:])))
+    src.write_bytes(
+        zstandard.ZstdCompressor().compress(b"".join(lines[:half]))
+        + zstandard.ZstdCompressor().compress(b"".join(lines[half:]))
+    )
     n_traj, n_turns, errors = validate_sources([str(src)], "mlperf-jsonl")
     assert (n_traj, n_turns, errors) == (4, 17, [])
 

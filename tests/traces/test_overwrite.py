@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from clirun import interrupt_when, trajbench
+
 from traces import BuildOptions, TraceError, build_shards
 from traces.synth import synthesize
 
@@ -36,7 +36,9 @@ def test_out_folder_holding_the_input_is_never_deleted(tmp_path: Path) -> None:
     before = _tree(data)
     done = trajbench("traces", "build", "data/x.jsonl", "--out", "data", "--overwrite", cwd=tmp_path)
     assert done.code == 1 and "Traceback" not in done.err
-    assert done.error_lines == ["Error: --out data: holds the input data/x.jsonl; --overwrite would delete it, so choose an --out outside the inputs' folders"]
+    assert done.error_lines == [
+        "Error: --out data: holds the input data/x.jsonl; --overwrite would delete it, so choose an --out outside the inputs' folders"
+    ]
     assert _tree(data) == before
     assert _leftovers(tmp_path) == []
 
@@ -62,7 +64,9 @@ def test_a_folder_trajbench_did_not_write_is_refused(tmp_path: Path, content: di
     before = _tree(other)
     done = trajbench("traces", "build", str(SAMPLE), "--out", str(other), "--overwrite")
     assert done.code == 1
-    assert done.error_lines == [f"Error: --out {other}: not a shard folder (no manifest.json written by trajbench); --overwrite replaces only a folder `trajbench traces build` wrote, so choose another --out (or empty this one yourself)"]
+    assert done.error_lines == [
+        f"Error: --out {other}: not a shard folder (no manifest.json written by trajbench); --overwrite replaces only a folder `trajbench traces build` wrote, so choose another --out (or empty this one yourself)"
+    ]
     assert _tree(other) == before
 
 
@@ -86,7 +90,9 @@ def test_a_shard_folder_and_an_empty_folder_are_replaced(tmp_path: Path) -> None
 
 
 def test_stale_temporary_folders_of_dead_builds_are_swept(tmp_path: Path) -> None:
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    ).stdout.strip()
     for name in (f".shards.building-{dead}", f".shards.old-{dead}", ".shards.building-1", f".other.building-{dead}"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "part-00000.parquet").write_bytes(b"half")
@@ -103,10 +109,16 @@ def bigger(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("sig", "code", "said"), [(signal.SIGTERM, 143, "Terminated."), (signal.SIGINT, 130, "Aborted.")])
-def test_a_signalled_build_leaves_nothing_behind(bigger: Path, tmp_path: Path, sig: signal.Signals, code: int, said: str) -> None:
+@pytest.mark.parametrize(
+    ("sig", "code", "said"), [(signal.SIGTERM, 143, "Terminated."), (signal.SIGINT, 130, "Aborted.")]
+)
+def test_a_signalled_build_leaves_nothing_behind(
+    bigger: Path, tmp_path: Path, sig: signal.Signals, code: int, said: str
+) -> None:
     out = tmp_path / "shards"
-    done = interrupt_when(["traces", "build", str(bigger), "--out", str(out)], lambda: bool(_leftovers(tmp_path)), sig, settle=0.3)
+    done = interrupt_when(
+        ["traces", "build", str(bigger), "--out", str(out)], lambda: bool(_leftovers(tmp_path)), sig, settle=0.3
+    )
     assert done.code == code, done.err
     assert done.err.strip().splitlines()[-1] == said and "Traceback" not in done.err
     assert not out.exists()
@@ -116,7 +128,12 @@ def test_a_signalled_build_leaves_nothing_behind(bigger: Path, tmp_path: Path, s
 def test_a_signalled_overwrite_keeps_the_old_folder(bigger: Path, tmp_path: Path) -> None:
     out = build_shards([str(SAMPLE)], tmp_path / "shards", BuildOptions()).out
     before = _tree(out)
-    done = interrupt_when(["traces", "build", str(bigger), "--out", str(out), "--overwrite"], lambda: bool(_leftovers(tmp_path)), signal.SIGTERM, settle=0.3)
+    done = interrupt_when(
+        ["traces", "build", str(bigger), "--out", str(out), "--overwrite"],
+        lambda: bool(_leftovers(tmp_path)),
+        signal.SIGTERM,
+        settle=0.3,
+    )
     assert done.code == 143
     assert _tree(out) == before
     assert _leftovers(tmp_path) == []
@@ -124,7 +141,12 @@ def test_a_signalled_overwrite_keeps_the_old_folder(bigger: Path, tmp_path: Path
 
 def test_a_killed_build_is_cleaned_by_the_next_one(bigger: Path, tmp_path: Path) -> None:
     out = tmp_path / "shards"
-    done = interrupt_when(["traces", "build", str(bigger), "--out", str(out)], lambda: bool(_leftovers(tmp_path)), signal.SIGKILL, settle=0.3)
+    done = interrupt_when(
+        ["traces", "build", str(bigger), "--out", str(out)],
+        lambda: bool(_leftovers(tmp_path)),
+        signal.SIGKILL,
+        settle=0.3,
+    )
     assert done.code == -signal.SIGKILL
     assert len(_leftovers(tmp_path)) == 1  # SIGKILL cannot be cleaned up after …
     build_shards([str(SAMPLE)], out, BuildOptions())

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from traces import TraceError, make_salt, messages_sha256, wire_messages
-from traces.marker import Marker, apply, choose
 from traces.canonical import MessagesHasher
+from traces.marker import Marker, apply, choose
 from traces.prompts import PromptBuilder
 from traces.salt import blake2b_hex
 
@@ -46,7 +46,11 @@ CALLS = [{"id": "a", "type": "function", "function": {"name": "bash", "arguments
     ("message", "field", "marked"),
     [
         # 1. inner whitespace of reasoning, then of content: the space doubles it
-        ({"role": "assistant", "content": "a b", "reasoning_content": "think hard"}, "reasoning_content", "think  hard"),
+        (
+            {"role": "assistant", "content": "a b", "reasoning_content": "think hard"},
+            "reasoning_content",
+            "think  hard",
+        ),
         ({"role": "assistant", "content": "an answer", "reasoning_content": "r"}, "content", "an  answer"),
         ({"role": "assistant", "content": " lead  and\ttab"}, "content", " lead   and\ttab"),
         # trailing whitespace is not inner: a template's strip would erase a space there
@@ -54,7 +58,15 @@ CALLS = [{"id": "a", "type": "function", "function": {"name": "bash", "arguments
         # 3. a leading space on the first non-empty text field, or content " " when there is none
         ({"role": "assistant", "content": "word"}, "content", " word"),
         ({"role": "assistant", "content": "c", "reasoning_content": "r"}, "reasoning_content", " r"),
-        ({"role": "assistant", "content": "", "tool_calls": [{**CALLS[0], "function": {"name": "f", "arguments": "x"}}]}, "content", " "),
+        (
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{**CALLS[0], "function": {"name": "f", "arguments": "x"}}],
+            },
+            "content",
+            " ",
+        ),
     ],
 )
 def test_history_marker_positions(message: dict, field: str, marked: str) -> None:
@@ -69,7 +81,11 @@ def test_history_marker_positions(message: dict, field: str, marked: str) -> Non
 
 
 def test_marker_content_goes_right_after_role() -> None:
-    bare = {"role": "assistant", "name": "bot", "tool_calls": [{**CALLS[0], "function": {"name": "f", "arguments": "[]"}}]}
+    bare = {
+        "role": "assistant",
+        "name": "bot",
+        "tool_calls": [{**CALLS[0], "function": {"name": "f", "arguments": "[]"}}],
+    }
     out = apply(bare, choose(bare))
     assert list(out) == ["role", "content", "name", "tool_calls"] and out["content"] == " "
 
@@ -82,7 +98,10 @@ def test_marker_check_takes_the_first_position_the_template_keeps() -> None:
 
 
 def test_wire_messages_follow_the_reference_field_order() -> None:
-    row = {"role": "tool", "tool_results": [{"tool_call_id": "a", "content": "1"}, {"tool_call_id": "b", "content": "2"}]}
+    row = {
+        "role": "tool",
+        "tool_results": [{"tool_call_id": "a", "content": "1"}, {"tool_call_id": "b", "content": "2"}],
+    }
     assert [list(m) for m in wire_messages(row)] == [["role", "content", "tool_call_id"]] * 2
     assert wire_messages({"turn": 1, "role": "user", "name": "bob", "content": "hi"}) == [
         {"role": "user", "content": "hi", "name": "bob"}
@@ -93,7 +112,11 @@ def test_wire_messages_follow_the_reference_field_order() -> None:
 
 
 def test_incremental_hash_equals_whole_prompt_hash() -> None:
-    msgs = [{"role": "system", "content": "é"}, {"role": "user", "content": "a\nb"}, {"role": "tool", "tool_call_id": "x", "content": "\u2028"}]
+    msgs = [
+        {"role": "system", "content": "é"},
+        {"role": "user", "content": "a\nb"},
+        {"role": "tool", "tool_call_id": "x", "content": "\u2028"},
+    ]
     h = MessagesHasher()
     for k, m in enumerate(msgs, start=1):
         h.extend([m])

@@ -10,18 +10,18 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pyarrow.parquet as pq
 import pytest
-
-import traces
 from clirun import trajbench
 from tamper import edit_manifest as _edit_manifest
 from tamper import flip_byte, inject, reseal, truncate
 from tamper import manifest as _manifest
 from tamper import part as _part
+
+import traces
 from traces import BuildOptions, ShardError, Shards, build_shards, verify_shards
 
 SAMPLE = Path(__file__).resolve().parents[2] / "traces" / "data" / "sample.jsonl"
@@ -61,7 +61,13 @@ def test_intact_shards_verify_files_and_content(shards: Path) -> None:
 def test_one_flipped_byte(shards: Path, tmp_path: Path) -> None:
     part = _part(shards)
     flip_byte(part)
-    _replay_refuses(shards, tmp_path, f"Error: {part}: sha256 ", "does not match the manifest's", "(the file was changed after the build); " + REBUILD)
+    _replay_refuses(
+        shards,
+        tmp_path,
+        f"Error: {part}: sha256 ",
+        "does not match the manifest's",
+        "(the file was changed after the build); " + REBUILD,
+    )
 
 
 def test_swapped_shard_files(three: Path, tmp_path: Path) -> None:
@@ -70,18 +76,26 @@ def test_swapped_shard_files(three: Path, tmp_path: Path) -> None:
     a.rename(tmp)
     b.rename(a)
     tmp.rename(b)
-    _replay_refuses(three, tmp_path, f"Error: {a}: sha256 ", f"(it holds the content of {b.name}: files swapped or renamed)")
+    _replay_refuses(
+        three, tmp_path, f"Error: {a}: sha256 ", f"(it holds the content of {b.name}: files swapped or renamed)"
+    )
 
 
 def test_truncated_shard(shards: Path, tmp_path: Path) -> None:
     part = _part(shards)
     size = part.stat().st_size
     truncate(part, 500)
-    _replay_refuses(shards, tmp_path, f"Error: {part}: 500 bytes, the manifest says {size:,}: the file was truncated or replaced after the build")
+    _replay_refuses(
+        shards,
+        tmp_path,
+        f"Error: {part}: 500 bytes, the manifest says {size:,}: the file was truncated or replaced after the build",
+    )
     reseal(shards)  # a truncated file the manifest agrees with: unreadable Parquet, still no traceback
     done = trajbench("traces", "show", str(shards), "--trajectory", "sim_001", "--turn", "1")
     assert done.code == 1 and "Traceback" not in done.err
-    assert len(done.error_lines) == 1 and done.error_lines[0].startswith(f"Error: {part}: not a readable Parquet file (")
+    assert len(done.error_lines) == 1 and done.error_lines[0].startswith(
+        f"Error: {part}: not a readable Parquet file ("
+    )
     assert done.error_lines[0].endswith(REBUILD)
 
 
@@ -89,8 +103,11 @@ def test_garbage_in_place_of_parquet(shards: Path, tmp_path: Path) -> None:
     part = _part(shards)
     part.write_bytes(b"PAR1" + os.urandom(4000))
     reseal(shards)
-    for args in (("traces", "stats", str(shards)), ("traces", "show", str(shards), "--trajectory", "sim_001", "--turn", "1"),
-                 ("replay", "run", str(shards), "--endpoint", CLOSED, "--no-delays", "--out", str(tmp_path / "r"))):
+    for args in (
+        ("traces", "stats", str(shards)),
+        ("traces", "show", str(shards), "--trajectory", "sim_001", "--turn", "1"),
+        ("replay", "run", str(shards), "--endpoint", CLOSED, "--no-delays", "--out", str(tmp_path / "r")),
+    ):
         done = trajbench(*args)
         assert done.code == 1 and "Traceback" not in done.err, done.err
         assert done.error_lines[0].startswith(f"Error: {part}: not a readable"), done.err
@@ -102,7 +119,10 @@ def test_injected_system_prompt(shards: Path, tmp_path: Path) -> None:
     # resealed file hashes pass the fast check, but the rows no longer hash to the content hash
     reseal(shards)
     assert verify_shards(Shards(shards)).files == 1
-    with pytest.raises(ShardError, match=r"the rows hash to [0-9a-f]{16}…, the manifest says [0-9a-f]{16}…: the shards were rewritten after the build"):
+    with pytest.raises(
+        ShardError,
+        match=r"the rows hash to [0-9a-f]{16}…, the manifest says [0-9a-f]{16}…: the shards were rewritten after the build",
+    ):
         verify_shards(Shards(shards), content=True)
 
 
@@ -119,10 +139,19 @@ def test_a_columns_swap_is_not_read_as_turns(shards: Path) -> None:
     ("edit", "message"),
     [
         (lambda m: m.update(shards=[]), "lists no shard files (`shards` is empty)"),
-        (lambda m: m["shards"][0].update(file="../outside.parquet"), "shard file '../outside.parquet' is not a plain file name inside the shard folder"),
-        (lambda m: m["shards"][0].update(file="/etc/passwd"), "shard file '/etc/passwd' is not a plain file name inside the shard folder"),
+        (
+            lambda m: m["shards"][0].update(file="../outside.parquet"),
+            "shard file '../outside.parquet' is not a plain file name inside the shard folder",
+        ),
+        (
+            lambda m: m["shards"][0].update(file="/etc/passwd"),
+            "shard file '/etc/passwd' is not a plain file name inside the shard folder",
+        ),
         (lambda m: m["shards"][0].update(file=".."), "shard file '..' is not a plain file name"),
-        (lambda m: m.update(instances=[["a", "a", 1, 7, 0]]), "instances[0] must be [instance id, trajectory id, repeat, shard number < 1, row group]"),
+        (
+            lambda m: m.update(instances=[["a", "a", 1, 7, 0]]),
+            "instances[0] must be [instance id, trajectory id, repeat, shard number < 1, row group]",
+        ),
         (lambda m: m.update(instances=[]), "lists no trajectory instances"),
         (lambda m: m.pop("content_hash"), "the field 'content_hash' is missing"),
         (lambda m: m["shards"][0].pop("sha256"), "shards[0]: the field 'sha256' is missing"),
@@ -155,7 +184,9 @@ def test_manifest_that_is_not_an_object(shards: Path) -> None:
 
 
 def test_run_json_records_the_verification(sample_shards: Path, tmp_path: Path) -> None:
-    done = trajbench("replay", "run", str(sample_shards), "--no-delays", "--out", str(tmp_path / "run"), "--sim-args", "--osl-mean 4")
+    done = trajbench(
+        "replay", "run", str(sample_shards), "--no-delays", "--out", str(tmp_path / "run"), "--sim-args", "--osl-mean 4"
+    )
     assert done.code in (0, 1), done.err  # the gates may fail on a simulated model; the run finished
     run = json.loads((tmp_path / "run" / "run.json").read_text())
     v = run["shard_verification"]

@@ -168,7 +168,9 @@ def test_stratified_lengths_keep_the_spread_and_pin_the_mean() -> None:
         for seed in range(300):
             draw = Lengths(random.Random(seed), 400, 1.0, lo=12, hi=6000)
             rng = random.Random(seed)
-            out.append(statistics.mean(draw() if stratified else draw.median * rng.lognormvariate(0, 1.0) for _ in range(16)))
+            out.append(
+                statistics.mean(draw() if stratified else draw.median * rng.lognormvariate(0, 1.0) for _ in range(16))
+            )
         return out
 
     strat, iid = block_means(True), block_means(False)
@@ -210,7 +212,9 @@ def test_expected_osl_of_a_small_build_is_in_the_reference_band(tiny: Path, tmp_
     lengths = sorted(n for _, n, _ in osl)
     assert lengths[len(lengths) // 20] < 160 and lengths[-len(lengths) // 50] > 1000  # long-tailed
     finals = [e for d, _, e in osl if d == "workflow" and not e.get("tool_calls")]
-    assert finals and statistics.mean(len(e["content"]) for e in finals) < statistics.mean(len(e["reasoning_content"]) for e in finals)
+    assert finals and statistics.mean(len(e["content"]) for e in finals) < statistics.mean(
+        len(e["reasoning_content"]) for e in finals
+    )
 
 
 def test_answers_state_what_the_inline_scorer_reads(tiny: Path) -> None:

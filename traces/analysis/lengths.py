@@ -8,9 +8,9 @@ an observed value (numpy `method="lower"`, docs/metrics.md).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
-
+from typing import Any
 
 from ..canonical import canonical_json
 from ..distribution import distribution
@@ -70,7 +70,13 @@ class TurnLengths:
         if self.counter is None:
             if not self.rows:
                 self._prev_chars = len(canonical_json(p.messages[:1])) if has_system else 2
-            self.rows.append((row.prompt_chars, row.prompt_chars - self._prev_chars, None if answer is None else _answer_chars(answer)))
+            self.rows.append(
+                (
+                    row.prompt_chars,
+                    row.prompt_chars - self._prev_chars,
+                    None if answer is None else _answer_chars(answer),
+                )
+            )
             self._prev_chars = row.prompt_chars
             return
         if self._count is None:
@@ -80,7 +86,9 @@ class TurnLengths:
                 self._n_msgs = 1
         delta = self._count.add(p.messages[self._n_msgs :])
         self._n_msgs = len(p.messages)
-        self.rows.append((self._count.isl(), delta, None if answer is None else self.counter.output_tokens(answer) or 0))
+        self.rows.append(
+            (self._count.isl(), delta, None if answer is None else self.counter.output_tokens(answer) or 0)
+        )
 
 
 def _answer_chars(answer: dict[str, Any]) -> int:
@@ -104,8 +112,11 @@ def domain_tables(f: Facts) -> dict[str, Any]:
             "isl": summarize([f.isl[i] for i in idx]),
             "delta": summarize([f.delta[i] for i in idx]),
             "expected_osl": summarize([o for i in idx if (o := f.osl[i]) is not None]),
-            "delay_seconds": {"total": _r(float(sum(delays)), 3), "turns_with_delay": sum(1 for x in delays if x > 0),
-                              **summarize(delays)},
+            "delay_seconds": {
+                "total": _r(float(sum(delays)), 3),
+                "turns_with_delay": sum(1 for x in delays if x > 0),
+                **summarize(delays),
+            },
         }
     return out
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..png import Figure, plt, save_png
+from ..png import plt, save_png
 
 _COLOURS = {"all": "#444444", "coding": "#1f77b4", "workflow": "#d62728"}
 PLOTS = ("isl_growth.png", "prefix_reuse.png", "lru_hit_curve.png")

@@ -11,19 +11,29 @@ observed value (numpy `method="lower"`, as SPEC §8.5). The result is a plain di
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from .cache import ideal_reuse, lru_curve
-from .lengths import Facts, TurnLengths, domain_tables, growth
-from .reuse import MAX_BLOCK_SIZE, InstanceStream, encode_units, instance_streams, plan_within, prompt_plan, salted_system, system_segment
+from ..contract import to_json
 from ..errors import TraceError
 from ..salt import SALT_MODES
-from ..contract import to_json
 from ..shards import Shards
+from .cache import ideal_reuse, lru_curve
+from .lengths import Facts, TurnLengths, domain_tables, growth
+from .reuse import (
+    MAX_BLOCK_SIZE,
+    InstanceStream,
+    encode_units,
+    instance_streams,
+    plan_within,
+    prompt_plan,
+    salted_system,
+    system_segment,
+)
 
 STATS_FILE = "stats.json"
 #: Salt modes compared by the reuse analysis, official first.
@@ -70,8 +80,13 @@ def _identity(text: str) -> str:
     return text
 
 
-def compute_stats(shards_dir: str | Path, *, tokenizer: Any | None = None, options: StatsOptions | None = None,
-                  progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def compute_stats(
+    shards_dir: str | Path,
+    *,
+    tokenizer: Any | None = None,
+    options: StatsOptions | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """All statistics of a shard folder as a JSON-ready dict (see module docstring)."""
     opts = options or StatsOptions()
     opts.check()
@@ -120,8 +135,13 @@ def compute_stats(shards_dir: str | Path, *, tokenizer: Any | None = None, optio
             progress(len(inst.turns))
     sh.close()
     return {
-        "dataset": {"name": sh.manifest.name, "content_hash": sh.content_hash, "salt": sh.options.salt,
-                    "history_marker": sh.history_marker, "tokenizer": to_json(sh.manifest.tokenizer)},
+        "dataset": {
+            "name": sh.manifest.name,
+            "content_hash": sh.content_hash,
+            "salt": sh.options.salt,
+            "history_marker": sh.history_marker,
+            "tokenizer": to_json(sh.manifest.tokenizer),
+        },
         "units": {"lengths": length_unit, "reuse": unit},
         "options": {"block_size": opts.block_size, "concurrency": opts.concurrency},
         "domains": domain_tables(facts),
@@ -139,9 +159,15 @@ def _reuse(streams: dict[str, list[InstanceStream]], errors: dict[str, str], opt
             out[mode] = {"error": errors[mode]}
             continue
         acc = ideal_reuse(streams[mode], opts.block_size, opts.concurrency)
-        out[mode] = {dom: {"units": a["units"], "within": _frac(a["within"], a["units"]),
-                           "cross": _frac(a["cross"], a["units"]), "ideal": _frac(a["within"] + a["cross"], a["units"])}
-                     for dom, a in sorted(acc.items())}
+        out[mode] = {
+            dom: {
+                "units": a["units"],
+                "within": _frac(a["within"], a["units"]),
+                "cross": _frac(a["cross"], a["units"]),
+                "ideal": _frac(a["within"] + a["cross"], a["units"]),
+            }
+            for dom, a in sorted(acc.items())
+        }
     return out
 
 
@@ -157,7 +183,9 @@ def default_cache_sizes(distinct_units: int, block_size: int, points: int = 10) 
     return [s for s in sizes if s >= block_size] or [top]
 
 
-def _lru(streams: dict[str, list[InstanceStream]], errors: dict[str, str], mode: str, opts: StatsOptions) -> dict[str, Any] | None:
+def _lru(
+    streams: dict[str, list[InstanceStream]], errors: dict[str, str], mode: str, opts: StatsOptions
+) -> dict[str, Any] | None:
     if mode in errors or not streams.get(mode):
         return None
     ss = streams[mode]
@@ -168,10 +196,14 @@ def _lru(streams: dict[str, list[InstanceStream]], errors: dict[str, str], mode:
     working_set = 2 * sum(sizes_per_instance[: opts.concurrency])
     sizes = list(opts.cache_sizes) or default_cache_sizes(min(distinct, working_set), opts.block_size)
     curve = lru_curve(ss, opts.block_size, opts.concurrency, [*sizes, None])
-    return {"salt": mode, "concurrency": opts.concurrency, "block_size": opts.block_size,
-            "distinct_units": distinct,
-            "points": [{"capacity": c, "hit_fraction": round(h, 6)} for c, h in curve[:-1]],
-            "unlimited": round(curve[-1][1], 6)}
+    return {
+        "salt": mode,
+        "concurrency": opts.concurrency,
+        "block_size": opts.block_size,
+        "distinct_units": distinct,
+        "points": [{"capacity": c, "hit_fraction": round(h, 6)} for c, h in curve[:-1]],
+        "unlimited": round(curve[-1][1], 6),
+    }
 
 
 def write_stats(stats: dict[str, Any], out_dir: str | Path) -> Path:
@@ -189,11 +221,17 @@ class StatsResult:
     files: tuple[Path, ...]
 
 
-def analyse(shards_dir: str | Path, out_dir: str | Path | None = None, *, tokenizer: Any | None = None,
-            options: StatsOptions | None = None, progress: Callable[[int], None] | None = None) -> StatsResult:
+def analyse(
+    shards_dir: str | Path,
+    out_dir: str | Path | None = None,
+    *,
+    tokenizer: Any | None = None,
+    options: StatsOptions | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> StatsResult:
     """`traces stats`: compute the statistics and, given `out_dir`, write stats.json and plots."""
-    from .plots import write_plots
     from ..outdir import make_dir
+    from .plots import write_plots
 
     if out_dir is not None:
         make_dir(Path(out_dir))  # an unwritable --out fails before the analysis, not after it

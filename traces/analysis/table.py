@@ -27,12 +27,38 @@ def stats_tables(stats: dict[str, Any]) -> list[Table]:
     for col in ("domain", "metric", "n", "mean", "p50", "p90", "p99", "max"):
         dists.add_column(col, justify="left" if col in ("domain", "metric") else "right")
     for dom, d in stats["domains"].items():
-        dists.add_row(dom, "trajectories / turns", fmt_number(d["trajectories"]), "", "", "", "", fmt_number(d["client_turns"]), end_section=False)
-        for key, label in (("turns_per_trajectory", "turns per trajectory"), ("isl", "ISL"), ("delta", "delta"),
-                           ("expected_osl", "expected OSL"), ("delay_seconds", "delay s")):
+        dists.add_row(
+            dom,
+            "trajectories / turns",
+            fmt_number(d["trajectories"]),
+            "",
+            "",
+            "",
+            "",
+            fmt_number(d["client_turns"]),
+            end_section=False,
+        )
+        for key, label in (
+            ("turns_per_trajectory", "turns per trajectory"),
+            ("isl", "ISL"),
+            ("delta", "delta"),
+            ("expected_osl", "expected OSL"),
+            ("delay_seconds", "delay s"),
+        ):
             s = d[key]
-            dists.add_row("", label, fmt_number(s["n"]), fmt_number(s["mean"]), fmt_number(s["p50"]), fmt_number(s["p90"]), fmt_number(s["p99"]), fmt_number(s["max"]))
-        dists.add_row("", "delay total s", "", fmt_number(d["delay_seconds"]["total"]), "", "", "", "", end_section=True)
+            dists.add_row(
+                "",
+                label,
+                fmt_number(s["n"]),
+                fmt_number(s["mean"]),
+                fmt_number(s["p50"]),
+                fmt_number(s["p90"]),
+                fmt_number(s["p99"]),
+                fmt_number(s["max"]),
+            )
+        dists.add_row(
+            "", "delay total s", "", fmt_number(d["delay_seconds"]["total"]), "", "", "", "", end_section=True
+        )
 
     reuse = Table(title=f"Ideal prefix reuse ({stats['units']['reuse']}, blocks of {stats['options']['block_size']})")
     for col in ("salt", "domain", "within", "cross", "ideal"):

@@ -7,8 +7,8 @@ conversation, so one call can list every error of a file.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
 
 from ..model import Trajectory
 from ..validate import ErrorSink

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
-from typing import Any, Iterator
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
 
 from ..errors import TraceFormatError
 from ..model import Trajectory
@@ -57,7 +58,7 @@ def _timestamp(value: Any, where: str) -> datetime | None:
         ts = None
     if ts is None:
         raise _StepError(where, f"timestamp must be an ISO 8601 string like 2025-10-11T10:30:00Z, got {value!r}")
-    return ts if ts.tzinfo else ts.replace(tzinfo=timezone.utc)
+    return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
 
 
 def _span(start: datetime | None, end: datetime | None) -> float | None:
@@ -78,7 +79,13 @@ def _calls(step: dict[str, Any], at: str) -> list[dict[str, Any]]:
             raise _StepError(f"{at}.tool_calls[{k}]", "each tool call needs a string function_name")
         args = call.get("arguments", {})
         text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-        calls.append({"id": call.get("tool_call_id"), "type": "function", "function": {"name": call["function_name"], "arguments": text}})
+        calls.append(
+            {
+                "id": call.get("tool_call_id"),
+                "type": "function",
+                "function": {"name": call["function_name"], "arguments": text},
+            }
+        )
     return calls
 
 
@@ -92,7 +99,9 @@ def _results(step: dict[str, Any], at: str) -> list[tuple[Any, str]]:
     out = []
     for k, res in enumerate(results):
         if not isinstance(res, dict):
-            raise _StepError(f"{at}.observation.results[{k}]", "each result must be an object {source_call_id, content}")
+            raise _StepError(
+                f"{at}.observation.results[{k}]", "each result must be an object {source_call_id, content}"
+            )
         try:
             content = text_content(res.get("content"))
         except ValueError as exc:
@@ -151,8 +160,14 @@ def to_messages(obj: dict[str, Any], base: str) -> tuple[list[dict[str, Any]], l
             return
         for k, (call_id, content) in enumerate(results):
             if call_id is not None and call_id not in ids:
-                raise _StepError(f"{where}.results[{k}]", f"source_call_id {call_id!r} matches no tool call of the agent step it answers")
-            add({"role": "tool", "tool_call_id": call_id, "content": content, "delay_seconds": delay}, f"{where}.results[{k}]")
+                raise _StepError(
+                    f"{where}.results[{k}]",
+                    f"source_call_id {call_id!r} matches no tool call of the agent step it answers",
+                )
+            add(
+                {"role": "tool", "tool_call_id": call_id, "content": content, "delay_seconds": delay},
+                f"{where}.results[{k}]",
+            )
 
     last_calls: list[dict[str, Any]] = []
     for i, step in enumerate(steps):
@@ -213,14 +228,26 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
     any_record = False
     for line, base, obj in iter_records(path, sink):
         any_record = True
-        at = (lambda key: f"{base}.{key}" if base else key)  # noqa: E731
+        at = lambda key: f"{base}.{key}" if base else key  # noqa: E731
         cid = obj.get("session_id")
         if not isinstance(cid, str) or not cid:
-            sink(TraceFormatError(path, line, f"session_id must be a non-empty string, got {cid!r}", where=at("session_id")))
+            sink(
+                TraceFormatError(
+                    path, line, f"session_id must be a non-empty string, got {cid!r}", where=at("session_id")
+                )
+            )
             continue
         version = obj.get("schema_version")
         if not isinstance(version, str) or not SCHEMA_VERSION.match(version):
-            sink(TraceFormatError(path, line, f"unknown schema_version {version!r}; this reader knows ATIF-v1.x", conversation=cid, where=at("schema_version")))
+            sink(
+                TraceFormatError(
+                    path,
+                    line,
+                    f"unknown schema_version {version!r}; this reader knows ATIF-v1.x",
+                    conversation=cid,
+                    where=at("schema_version"),
+                )
+            )
             continue
         try:
             messages, wheres, calls = to_messages(obj, base)
@@ -230,7 +257,16 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
         for msg in messages:
             if msg.get("delay_seconds") is None:
                 msg.pop("delay_seconds", None)
-        traj = messages_trajectory(messages, path=path, line=line, base=base, conversation=cid, sink=sink, tools=_tools(obj, calls), wheres=wheres)
+        traj = messages_trajectory(
+            messages,
+            path=path,
+            line=line,
+            base=base,
+            conversation=cid,
+            sink=sink,
+            tools=_tools(obj, calls),
+            wheres=wheres,
+        )
         if traj is not None:
             yield traj
     if not any_record:

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..errors import TraceFormatError
 from ..model import Trajectory
@@ -58,7 +59,11 @@ def text_actions(message: dict[str, Any], content: str | None) -> tuple[list[str
     extra = message.get("extra")
     recorded = extra.get("actions") if isinstance(extra, dict) else None
     blocks = ACTION_BLOCK.findall(content or "")
-    if isinstance(recorded, list) and recorded and all(isinstance(a, dict) and isinstance(a.get("command"), str) for a in recorded):
+    if (
+        isinstance(recorded, list)
+        and recorded
+        and all(isinstance(a, dict) and isinstance(a.get("command"), str) for a in recorded)
+    ):
         commands = [a["command"] for a in recorded]
     elif len(blocks) == 1:
         commands = [blocks[0].strip()]
@@ -70,12 +75,19 @@ def text_actions(message: dict[str, Any], content: str | None) -> tuple[list[str
 
 def bash_call(command: str) -> dict[str, Any]:
     """A `bash` tool call without id (the converter assigns `call_<turn>_<k>`)."""
-    return {"type": "function", "function": {"name": "bash", "arguments": json.dumps({"command": command}, ensure_ascii=False)}}
+    return {
+        "type": "function",
+        "function": {"name": "bash", "arguments": json.dumps({"command": command}, ensure_ascii=False)},
+    }
 
 
 def _timestamp(message: dict[str, Any]) -> float | None:
     extra = message.get("extra")
-    for value in (extra.get("timestamp") if isinstance(extra, dict) else None, message.get("timestamp"), message.get("created_at")):
+    for value in (
+        extra.get("timestamp") if isinstance(extra, dict) else None,
+        message.get("timestamp"),
+        message.get("created_at"),
+    ):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
     return None
@@ -139,16 +151,42 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
             continue
         version = obj.get("trajectory_format")
         if version is not None and (not isinstance(version, str) or not FORMAT_VERSION.match(version)):
-            sink(TraceFormatError(path, line, f"unknown trajectory_format {version!r}; this reader knows mini-swe-agent-1.x", conversation=cid, where=where))
+            sink(
+                TraceFormatError(
+                    path,
+                    line,
+                    f"unknown trajectory_format {version!r}; this reader knows mini-swe-agent-1.x",
+                    conversation=cid,
+                    where=where,
+                )
+            )
             continue
         messages = obj.get("messages")
         if not isinstance(messages, list):
-            sink(TraceFormatError(path, line, "missing `messages`: a mini-swe-agent trajectory is {info, messages, trajectory_format}", conversation=cid, where=base or None))
+            sink(
+                TraceFormatError(
+                    path,
+                    line,
+                    "missing `messages`: a mini-swe-agent trajectory is {info, messages, trajectory_format}",
+                    conversation=cid,
+                    where=base or None,
+                )
+            )
             continue
         if any(isinstance(m, dict) and m.get("object") == "response" for m in messages):
-            sink(TraceFormatError(path, line, "Responses-API trajectories (object: response) are not supported; record the run with a chat-completions model class", conversation=cid, where=base or None))
+            sink(
+                TraceFormatError(
+                    path,
+                    line,
+                    "Responses-API trajectories (object: response) are not supported; record the run with a chat-completions model class",
+                    conversation=cid,
+                    where=base or None,
+                )
+            )
             continue
-        traj = messages_trajectory(to_openai(messages), path=path, line=line, base=base, conversation=cid, sink=sink, tools=[BASH_TOOL])
+        traj = messages_trajectory(
+            to_openai(messages), path=path, line=line, base=base, conversation=cid, sink=sink, tools=[BASH_TOOL]
+        )
         if traj is not None:
             yield traj
     if not any_record:

@@ -7,14 +7,14 @@ reference's published examples) and keeps every extra field a row came with.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
-
+from ..canonical import canonical_json
 from ..errors import TraceFormatError
 from ..io import iter_json_objects, open_text_writer
 from ..model import Row, Trajectory
 from ..validate import ErrorSink, FlatRow, build_trajectory, is_printable_ascii
-from ..canonical import canonical_json
 
 
 def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
@@ -39,14 +39,25 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
         any_row = True
         cid = obj.get("conversation_id")
         if not isinstance(cid, str) or not is_printable_ascii(cid):
-            sink(TraceFormatError(path, lineno, f"conversation_id must be a non-empty printable ASCII string, got {cid!r}"))
+            sink(
+                TraceFormatError(
+                    path, lineno, f"conversation_id must be a non-empty printable ASCII string, got {cid!r}"
+                )
+            )
             continue
         if cid != current:
             traj = flush()
             if traj is not None:
                 yield traj
             if cid in seen:
-                sink(TraceFormatError(path, lineno, f"rows of one conversation must be contiguous; it started at line {seen[cid]}", conversation=cid))
+                sink(
+                    TraceFormatError(
+                        path,
+                        lineno,
+                        f"rows of one conversation must be contiguous; it started at line {seen[cid]}",
+                        conversation=cid,
+                    )
+                )
                 current, rows = None, []
                 continue
             seen[cid] = lineno

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import orjson
 
@@ -74,9 +75,20 @@ def iter_records(path: str, sink: ErrorSink) -> Iterator[Record]:
                 if isinstance(item, dict):
                     yield None, f"[{i}]", item
                 else:
-                    sink(TraceFormatError(path, None, f"each array item must be a JSON object, got {type(item).__name__}", where=f"[{i}]"))
+                    sink(
+                        TraceFormatError(
+                            path,
+                            None,
+                            f"each array item must be a JSON object, got {type(item).__name__}",
+                            where=f"[{i}]",
+                        )
+                    )
         else:
-            sink(TraceFormatError(path, None, f"the document must be a JSON object or an array of objects, got {type(doc).__name__}"))
+            sink(
+                TraceFormatError(
+                    path, None, f"the document must be a JSON object or an array of objects, got {type(doc).__name__}"
+                )
+            )
         return
     for lineno, obj in iter_json_objects(path, sink):
         yield lineno, "", obj
@@ -153,7 +165,10 @@ def convert_messages(
             return None
         if role in _SYSTEM_ROLES:
             if started or system is not None:
-                fail(i, "only one system message is supported, and it must come first (docs/dataset-format.md: one system prompt per trajectory)")
+                fail(
+                    i,
+                    "only one system message is supported, and it must come first (docs/dataset-format.md: one system prompt per trajectory)",
+                )
                 return None
             system = content or ""
             continue
@@ -186,7 +201,10 @@ def convert_messages(
                 owner = rows[-2].data if len(rows) >= 2 else None
                 calls = owner.get("tool_calls") if owner and owner["role"] == "assistant" else None
                 if not calls or k >= len(calls) or not isinstance(calls[k], dict):
-                    fail(i, f"tool message has no tool_call_id and the assistant message before it has no call number {k}; add tool_call_id")
+                    fail(
+                        i,
+                        f"tool message has no tool_call_id and the assistant message before it has no call number {k}; add tool_call_id",
+                    )
                     return None
                 call_id = calls[k]["id"]
             result: dict[str, Any] = {"tool_call_id": call_id, "content": content if content is not None else ""}
@@ -232,7 +250,9 @@ def convert_messages(
     return rows
 
 
-def messages_trajectory(messages: Any, *, path: str, line: int | None, base: str, conversation: str, sink: ErrorSink, **kw: Any) -> Trajectory | None:
+def messages_trajectory(
+    messages: Any, *, path: str, line: int | None, base: str, conversation: str, sink: ErrorSink, **kw: Any
+) -> Trajectory | None:
     """`convert_messages` then SPEC §2 validation: the last step of every messages-based reader."""
     rows = convert_messages(messages, path=path, line=line, base=base, conversation=conversation, sink=sink, **kw)
     return None if rows is None else build_trajectory(path, conversation, rows, sink)
@@ -261,12 +281,26 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
         any_record = True
         cid = record_id(obj, path, line, base)
         if not isinstance(cid, str):
-            sink(TraceFormatError(path, line, f"conversation_id must be a string, got {cid!r}", where=_join(base, "conversation_id")))
+            sink(
+                TraceFormatError(
+                    path, line, f"conversation_id must be a string, got {cid!r}", where=_join(base, "conversation_id")
+                )
+            )
             continue
         if "messages" not in obj:
-            sink(TraceFormatError(path, line, "missing `messages`: each record is {\"messages\": [...], \"tools\": [...]}", conversation=cid, where=base or None))
+            sink(
+                TraceFormatError(
+                    path,
+                    line,
+                    'missing `messages`: each record is {"messages": [...], "tools": [...]}',
+                    conversation=cid,
+                    where=base or None,
+                )
+            )
             continue
-        traj = messages_trajectory(obj["messages"], path=path, line=line, base=base, conversation=cid, sink=sink, tools=obj.get("tools"))
+        traj = messages_trajectory(
+            obj["messages"], path=path, line=line, base=base, conversation=cid, sink=sink, tools=obj.get("tools")
+        )
         if traj is not None:
             yield traj
     if not any_record:

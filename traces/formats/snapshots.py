@@ -14,7 +14,7 @@ dataset, not the quadratic sum of all snapshots.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import orjson
 
@@ -32,11 +32,26 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
         order += 1
         cid = obj.get("conversation_id")
         if not isinstance(cid, str) or not is_printable_ascii(cid):
-            sink(TraceFormatError(path, line, f"conversation_id must be a non-empty printable ASCII string, got {cid!r}", where=f"{base}.conversation_id" if base else "conversation_id"))
+            sink(
+                TraceFormatError(
+                    path,
+                    line,
+                    f"conversation_id must be a non-empty printable ASCII string, got {cid!r}",
+                    where=f"{base}.conversation_id" if base else "conversation_id",
+                )
+            )
             continue
         idx = obj.get("conversation_idx")
         if idx is not None and (isinstance(idx, bool) or not isinstance(idx, int)):
-            sink(TraceFormatError(path, line, f"conversation_idx must be an integer, got {idx!r}", conversation=cid, where=f"{base}.conversation_idx" if base else "conversation_idx"))
+            sink(
+                TraceFormatError(
+                    path,
+                    line,
+                    f"conversation_idx must be an integer, got {idx!r}",
+                    conversation=cid,
+                    where=f"{base}.conversation_idx" if base else "conversation_idx",
+                )
+            )
             continue
         key = (idx if idx is not None else -1, order)
         if cid not in best or key >= best[cid][0]:
@@ -49,6 +64,14 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
     for cid in sorted(best):
         _, line, base, raw = best[cid]
         obj = orjson.loads(raw)
-        traj = messages_trajectory(obj.get("messages"), path=path, line=line, base=base, conversation=cid, sink=sink, tools=obj.get("tools") or None)
+        traj = messages_trajectory(
+            obj.get("messages"),
+            path=path,
+            line=line,
+            base=base,
+            conversation=cid,
+            sink=sink,
+            tools=obj.get("tools") or None,
+        )
         if traj is not None:
             yield traj

@@ -15,7 +15,8 @@ lives only in `system`, and intent codes look like `I042`.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from ..canonical import canonical_json
 from ..errors import TraceError, TraceFormatError
@@ -36,7 +37,14 @@ def _check_record(path: str, line: int | None, base: str, obj: dict[str, Any], s
 
     cid = obj.get("conversation_id")
     if not isinstance(cid, str) or not WORKFLOW_ID.match(cid):
-        sink(TraceFormatError(path, line, f"conversation_id must look like sim_NNN (docs/accuracy.md: those are scored as workflow), got {cid!r}", where=at("conversation_id")))
+        sink(
+            TraceFormatError(
+                path,
+                line,
+                f"conversation_id must look like sim_NNN (docs/accuracy.md: those are scored as workflow), got {cid!r}",
+                where=at("conversation_id"),
+            )
+        )
         return None
     ok = True
 
@@ -47,7 +55,10 @@ def _check_record(path: str, line: int | None, base: str, obj: dict[str, Any], s
 
     system = obj.get("system")
     if not isinstance(system, str) or not system.strip():
-        fail("system", "system must be a non-empty string: the business rules every turn is prompted with (salting needs it, docs/salting.md)")
+        fail(
+            "system",
+            "system must be a non-empty string: the business rules every turn is prompted with (salting needs it, docs/salting.md)",
+        )
     if obj.get("tools") is not None and not isinstance(obj["tools"], list):
         fail("tools", "tools must be a list of OpenAI function tools")
     if obj.get("metadata") is not None and not isinstance(obj["metadata"], dict):
@@ -68,7 +79,10 @@ def _check_record(path: str, line: int | None, base: str, obj: dict[str, Any], s
             elif not isinstance(codes, list) or not all(isinstance(c, str) and INTENT_CODE.match(c) for c in codes):
                 fail(f"messages[{i}].intent_codes", f"intent_codes must be a list of codes like 'I042', got {codes!r}")
         if msg.get("delay_seconds") is not None and msg.get("role") == "assistant":
-            fail(f"messages[{i}].delay_seconds", "delay_seconds belongs on user and tool messages (the wait before that turn), not on assistant messages")
+            fail(
+                f"messages[{i}].delay_seconds",
+                "delay_seconds belongs on user and tool messages (the wait before that turn), not on assistant messages",
+            )
     unknown = sorted(set(obj) - FIELDS)
     if unknown:
         fail(unknown[0], f"unknown field(s) {', '.join(unknown)}; put extra information under `metadata`")
@@ -83,7 +97,16 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
         cid = _check_record(path, line, base, obj, sink)
         if cid is None:
             continue
-        traj = messages_trajectory(obj["messages"], path=path, line=line, base=base, conversation=cid, sink=sink, system=obj["system"], tools=obj.get("tools") or None)
+        traj = messages_trajectory(
+            obj["messages"],
+            path=path,
+            line=line,
+            base=base,
+            conversation=cid,
+            sink=sink,
+            system=obj["system"],
+            tools=obj.get("tools") or None,
+        )
         if traj is not None:
             yield traj
     if not any_record:
@@ -100,7 +123,9 @@ def to_record(traj: Trajectory) -> dict[str, Any]:
     client_tools = {canonical_json(list(r.tools)) for r in traj.rows if r.tools is not None and r.is_client}
     first_tools = traj.effective_tools()[0]
     if len(client_tools) > 1 or (client_tools and first_tools is None):
-        raise TraceError(f"conversation {traj.id}: the tools change between turns; the workflow format has one tool list")
+        raise TraceError(
+            f"conversation {traj.id}: the tools change between turns; the workflow format has one tool list"
+        )
     messages: list[dict[str, Any]] = []
     for row in traj.rows:
         if row.role == "tool":

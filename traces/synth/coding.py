@@ -22,11 +22,33 @@ from .coding_text import Thought, kind_of, summary
 #: Quantiles of the tool-row `delay_seconds` of the shared 20-trajectory coding fixture (987 rows,
 #: 636 s in total): (cumulative probability, seconds). Sampled by inverse CDF with linear steps.
 TOOL_DELAY_QUANTILES = (
-    (0.0, 0.0384), (0.05, 0.0473), (0.10, 0.0491), (0.15, 0.0509), (0.20, 0.0523), (0.25, 0.0542),
-    (0.30, 0.0556), (0.35, 0.0571), (0.40, 0.0587), (0.45, 0.0609), (0.50, 0.0635), (0.55, 0.0681),
-    (0.60, 0.0747), (0.65, 0.0998), (0.70, 0.1437), (0.75, 0.2065), (0.80, 0.2510), (0.85, 0.3189),
-    (0.90, 0.4790), (0.93, 0.6718), (0.95, 1.0803), (0.97, 1.7229), (0.98, 2.9296), (0.99, 4.1760),
-    (0.995, 26.0142), (0.998, 76.3917), (1.0, 120.1031),
+    (0.0, 0.0384),
+    (0.05, 0.0473),
+    (0.10, 0.0491),
+    (0.15, 0.0509),
+    (0.20, 0.0523),
+    (0.25, 0.0542),
+    (0.30, 0.0556),
+    (0.35, 0.0571),
+    (0.40, 0.0587),
+    (0.45, 0.0609),
+    (0.50, 0.0635),
+    (0.55, 0.0681),
+    (0.60, 0.0747),
+    (0.65, 0.0998),
+    (0.70, 0.1437),
+    (0.75, 0.2065),
+    (0.80, 0.2510),
+    (0.85, 0.3189),
+    (0.90, 0.4790),
+    (0.93, 0.6718),
+    (0.95, 1.0803),
+    (0.97, 1.7229),
+    (0.98, 2.9296),
+    (0.99, 4.1760),
+    (0.995, 26.0142),
+    (0.998, 76.3917),
+    (1.0, 120.1031),
 )
 _QP = [q for q, _ in TOOL_DELAY_QUANTILES]
 
@@ -34,7 +56,12 @@ SYSTEM = "You are a helpful assistant that can interact with a computer shell to
 REPOS = (
     ("django", "django", "django", ("db/models", "contrib/admin", "forms", "utils", "core/management", "http")),
     ("sympy", "sympy", "sympy", ("core", "printing", "solvers", "matrices", "functions/elementary", "simplify")),
-    ("scikit-learn", "scikit-learn", "sklearn", ("linear_model", "preprocessing", "utils", "ensemble", "metrics", "model_selection")),
+    (
+        "scikit-learn",
+        "scikit-learn",
+        "sklearn",
+        ("linear_model", "preprocessing", "utils", "ensemble", "metrics", "model_selection"),
+    ),
     ("sphinx-doc", "sphinx", "sphinx", ("ext/autodoc", "domains", "builders/html", "util", "writers")),
     ("matplotlib", "matplotlib", "lib/matplotlib", ("axes", "backends", "colors", "legend", "text", "figure")),
     ("pydata", "xarray", "xarray", ("core", "backends", "coding", "plot")),
@@ -52,6 +79,8 @@ WORDS = (
     "error message warning reason status code mode flag option setting param element entry row"
 ).split()
 VERBS = "get set check build parse render resolve validate update create find load save apply convert normalize".split()
+
+
 def tool_delay(rng: random.Random) -> float:
     u = rng.random()
     i = min(bisect_right(_QP, u), len(_QP) - 1)
@@ -77,7 +106,10 @@ class Repo:
         self.rng = rng
         org = cid.split("__")[0]
         self.org, self.repo, self.pkg, subs = next(r for r in REPOS if r[0] == org)
-        self.files = [f"{self.pkg}/{rng.choice(subs)}/{rng.choice(WORDS)}{rng.choice(('', 's', '_utils', '_base'))}.py" for _ in range(6)]
+        self.files = [
+            f"{self.pkg}/{rng.choice(subs)}/{rng.choice(WORDS)}{rng.choice(('', 's', '_utils', '_base'))}.py"
+            for _ in range(6)
+        ]
         self.funcs = [f"{rng.choice(VERBS)}_{rng.choice(WORDS)}" for _ in range(8)]
         self.tests = [f"tests/{rng.choice(WORDS)}_tests/test_{rng.choice(WORDS)}.py" for _ in range(3)]
         # The target of the current command, which its THOUGHT talks about.
@@ -110,9 +142,13 @@ class Repo:
             elif kind < 0.45:
                 out.append("")
             elif kind < 0.55:
-                out.append(f'{ind}raise {r.choice(("ValueError", "TypeError", "ImproperlyConfigured", "KeyError"))}("The value of \'%s\' is not a {r.choice(WORDS)}." % {self.ident()})')
+                out.append(
+                    f"{ind}raise {r.choice(('ValueError', 'TypeError', 'ImproperlyConfigured', 'KeyError'))}(\"The value of '%s' is not a {r.choice(WORDS)}.\" % {self.ident()})"
+                )
             else:
-                out.append(f"{ind}{self.ident()} = self.{r.choice(self.funcs)}({self.ident()}, {self.ident()}[{r.randint(0, 9)}])")
+                out.append(
+                    f"{ind}{self.ident()} = self.{r.choice(self.funcs)}({self.ident()}, {self.ident()}[{r.randint(0, 9)}])"
+                )
         return "\n".join(out) + "\n"
 
     def command_and_output(self, phase: str, step: int) -> tuple[str, str, int]:
@@ -127,7 +163,10 @@ class Repo:
                 out = "\n".join(f"./{r.choice(self.files + self.tests)}" for _ in range(r.randint(2, 15))) + "\n"
             else:
                 cmd = f'grep -n "{fn}" {f}'
-                out = "\n".join(f"{r.randint(10, 1800)}:    {self.code(1).strip()}" for _ in range(r.randint(1, 12))) + "\n"
+                out = (
+                    "\n".join(f"{r.randint(10, 1800)}:    {self.code(1).strip()}" for _ in range(r.randint(1, 12)))
+                    + "\n"
+                )
             return cmd, out, 0
         if phase == "read":
             a = self.line = r.randint(1, 1500)
@@ -137,22 +176,48 @@ class Repo:
             if step % 2 == 0:
                 body = self.code(r.randint(6, 18), 0)
                 return f"cat <<'EOF' > reproduce_issue.py\nfrom {self.pkg.split('/')[-1]} import {fn}\n{body}EOF", "", 0
-            tb = "".join(f'  File "/testbed/{r.choice(self.files)}", line {r.randint(10, 1800)}, in {r.choice(self.funcs)}\n    {self.code(1).strip()}\n' for _ in range(r.randint(2, 7)))
-            return "python reproduce_issue.py", f"Traceback (most recent call last):\n{tb}ValueError: The value of '{self.ident()}[0]' is not a callable.\n", 1
+            tb = "".join(
+                f'  File "/testbed/{r.choice(self.files)}", line {r.randint(10, 1800)}, in {r.choice(self.funcs)}\n    {self.code(1).strip()}\n'
+                for _ in range(r.randint(2, 7))
+            )
+            return (
+                "python reproduce_issue.py",
+                f"Traceback (most recent call last):\n{tb}ValueError: The value of '{self.ident()}[0]' is not a callable.\n",
+                1,
+            )
         if phase == "edit":
             old, new = self.code(1).strip(), self.code(1).strip()
             if r.random() < 0.6:
                 return f"sed -i 's/{old[:40]}/{new[:40]}/' {f}", "", 0
-            return f"python - <<'EOF'\nimport re\np = '{f}'\ns = open(p).read()\ns = s.replace({old!r}, {new!r})\nopen(p, 'w').write(s)\nEOF", "", 0
+            return (
+                f"python - <<'EOF'\nimport re\np = '{f}'\ns = open(p).read()\ns = s.replace({old!r}, {new!r})\nopen(p, 'w').write(s)\nEOF",
+                "",
+                0,
+            )
         t = r.choice(self.tests)
         fails = r.random() < 0.45
         cases = r.randint(4, 60)
-        lines = ["============================= test session starts ==============================", f"collected {cases} items", "", f"{t} " + "".join(r.choice("....F" if fails else ".") for _ in range(cases))]
+        lines = [
+            "============================= test session starts ==============================",
+            f"collected {cases} items",
+            "",
+            f"{t} " + "".join(r.choice("....F" if fails else ".") for _ in range(cases)),
+        ]
         if fails:
-            lines += ["", "=================================== FAILURES ===================================", f"____________________ test_{fn} ____________________", self.code(r.randint(8, 40)), f"E       AssertionError: assert '{self.ident()}' == '{self.ident()}'"]
-            lines.append(f"=========================== 1 failed, {cases - 1} passed in {r.uniform(0.2, 9):.2f}s ===========================")
+            lines += [
+                "",
+                "=================================== FAILURES ===================================",
+                f"____________________ test_{fn} ____________________",
+                self.code(r.randint(8, 40)),
+                f"E       AssertionError: assert '{self.ident()}' == '{self.ident()}'",
+            ]
+            lines.append(
+                f"=========================== 1 failed, {cases - 1} passed in {r.uniform(0.2, 9):.2f}s ==========================="
+            )
         else:
-            lines.append(f"============================== {cases} passed in {r.uniform(0.2, 9):.2f}s ==============================")
+            lines.append(
+                f"============================== {cases} passed in {r.uniform(0.2, 9):.2f}s =============================="
+            )
         return f"python -m pytest {t} -x -q 2>&1 | tail -80", "\n".join(lines) + "\n", 1 if fails else 0
 
 
@@ -193,7 +258,11 @@ def _task(repo: Repo, rng: random.Random, cid: str) -> str:
 
 
 def _call(k: int, command: str) -> dict[str, object]:
-    return {"id": f"functions.bash:{k}", "type": "function", "function": {"name": "bash", "arguments": json.dumps({"command": command})}}
+    return {
+        "id": f"functions.bash:{k}",
+        "type": "function",
+        "function": {"name": "bash", "arguments": json.dumps({"command": command})},
+    }
 
 
 def coding_trajectory(rng: random.Random, cid: str, client_turns: int, *, open_ended: bool) -> Trajectory:
@@ -208,10 +277,23 @@ def coding_trajectory(rng: random.Random, cid: str, client_turns: int, *, open_e
         cmd, out, rc = repo.command_and_output(phase, k)
         kind = kind_of(phase, cmd, rc)
         rows.append(Row(len(rows) + 1, "assistant", reasoning_content=thought(last, kind), tool_calls=(_call(k, cmd),)))
-        body = f"<returncode>{rc}</returncode>\n<output>\n{out}</output>" if out else f"<returncode>{rc}</returncode>\n<output>\n</output>"
-        rows.append(Row(len(rows) + 1, "tool", tool_results=({"tool_call_id": f"functions.bash:{k}", "content": body},), delay_seconds=tool_delay(rng)))
+        body = (
+            f"<returncode>{rc}</returncode>\n<output>\n{out}</output>"
+            if out
+            else f"<returncode>{rc}</returncode>\n<output>\n</output>"
+        )
+        rows.append(
+            Row(
+                len(rows) + 1,
+                "tool",
+                tool_results=({"tool_call_id": f"functions.bash:{k}", "content": body},),
+                delay_seconds=tool_delay(rng),
+            )
+        )
         last = (kind, out)
     if not open_ended:
         final = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached"
-        rows.append(Row(len(rows) + 1, "assistant", reasoning_content=summary(repo, rng), tool_calls=(_call(steps, final),)))
+        rows.append(
+            Row(len(rows) + 1, "assistant", reasoning_content=summary(repo, rng), tool_calls=(_call(steps, final),))
+        )
     return Trajectory(cid, tuple(rows), source="synthetic")

@@ -123,11 +123,26 @@ ERRORS = (
 ACT = {
     "explore": ("Let me search for `{fn}` across the repository.", "Let's find the files that define or use `{fn}`."),
     "grep": ("Let me grep for `{fn}` in `{f}`.", "Let's find the lines of `{f}` that mention `{fn}`."),
-    "read": ("Let me look at `{f}` around line {line}.", "Let's read the code of `{fn}` in `{f}`.", "Let me view more of `{f}` to see the rest of `{fn}`."),
-    "script": ("Let me write a small script to reproduce the issue.", "Let me reproduce the problem with a minimal script."),
+    "read": (
+        "Let me look at `{f}` around line {line}.",
+        "Let's read the code of `{fn}` in `{f}`.",
+        "Let me view more of `{f}` to see the rest of `{fn}`.",
+    ),
+    "script": (
+        "Let me write a small script to reproduce the issue.",
+        "Let me reproduce the problem with a minimal script.",
+    ),
     "reproduce": ("Now let's run the reproduction script.", "Let me run the script again to see the message."),
-    "edit": ("Let me apply the change to `{f}`.", "I will update `{fn}` in `{f}` now.", "Let me make the edit with a small Python script so the quoting is safe."),
-    "test": ("Now let's run the tests in `{t}` to make sure nothing breaks.", "Let me run the relevant tests.", "Let's run `{t}` again to confirm the fix."),
+    "edit": (
+        "Let me apply the change to `{f}`.",
+        "I will update `{fn}` in `{f}` now.",
+        "Let me make the edit with a small Python script so the quoting is safe.",
+    ),
+    "test": (
+        "Now let's run the tests in `{t}` to make sure nothing breaks.",
+        "Let me run the relevant tests.",
+        "Let's run `{t}` again to confirm the fix.",
+    ),
     "test_ok": ("Let me run the tests once more.", "Let me run the wider test module too."),
 }
 SEEN["grep"] = SEEN["explore"]
@@ -167,12 +182,21 @@ class Thought:
     def __init__(self, repo: Repo, rng: random.Random) -> None:
         self.repo, self.rng = repo, rng
         self.lengths = Lengths(rng, THOUGHT_MEAN, THOUGHT_SIGMA, lo=12, hi=6000)
-        self.slots = Slots({"pkg": repo.pkg.split("/")[-1]}, {
-            "a": repo.ident, "b": repo.ident, "c": repo.ident, "fn2": lambda: rng.choice(repo.funcs),
-            "f2": lambda: rng.choice(repo.files), "t": lambda: rng.choice(repo.tests), "n": lambda: rng.randint(2, 40),
-            "line": lambda: rng.randint(10, 1800), "cls": lambda: "".join(w.capitalize() for w in repo.ident().split("_")) + "Admin",
-            "err": lambda: rng.choice(ERRORS).format_map(self.slots),
-        })
+        self.slots = Slots(
+            {"pkg": repo.pkg.split("/")[-1]},
+            {
+                "a": repo.ident,
+                "b": repo.ident,
+                "c": repo.ident,
+                "fn2": lambda: rng.choice(repo.funcs),
+                "f2": lambda: rng.choice(repo.files),
+                "t": lambda: rng.choice(repo.tests),
+                "n": lambda: rng.randint(2, 40),
+                "line": lambda: rng.randint(10, 1800),
+                "cls": lambda: "".join(w.capitalize() for w in repo.ident().split("_")) + "Admin",
+                "err": lambda: rng.choice(ERRORS).format_map(self.slots),
+            },
+        )
 
     def __call__(self, last: tuple[str, str] | None, kind: str) -> str:
         """`last` is (kind, output) of the previous step, None on the first one."""
@@ -198,6 +222,15 @@ class Thought:
 
 def summary(repo: Repo, rng: random.Random) -> str:
     """The THOUGHT of the final submit step: a short wrap-up of the fix."""
-    slots = Slots({"pkg": repo.pkg.split("/")[-1], "f": repo.f, "fn": repo.fn}, {"a": repo.ident, "fn2": lambda: rng.choice(repo.funcs), "t": lambda: rng.choice(repo.tests)})
+    slots = Slots(
+        {"pkg": repo.pkg.split("/")[-1], "f": repo.f, "fn": repo.fn},
+        {"a": repo.ident, "fn2": lambda: rng.choice(repo.funcs), "t": lambda: rng.choice(repo.tests)},
+    )
     budget = Lengths(rng, SUBMIT_MEAN, SUBMIT_SIGMA, lo=12, hi=600).chars()
-    return compose(rng, budget, ["The fix is in place and the tests pass."], sentences(rng, SUMMARY, slots), ["Let me submit the changes."])
+    return compose(
+        rng,
+        budget,
+        ["The fix is in place and the tests pass."],
+        sentences(rng, SUMMARY, slots),
+        ["Let me submit the changes."],
+    )

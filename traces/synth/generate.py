@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from ..errors import TraceError
 from ..formats.mlperf_jsonl import write
 from ..model import Trajectory
-from .coding import coding_trajectory, coding_ids
+from .coding import coding_ids, coding_trajectory
 from .workflow import WorkflowWorld, workflow_trajectory
 
 #: Facts of the official set (SPEC §2).
@@ -115,12 +115,17 @@ def iter_synthetic(seed: int = 0, scale: float = 1.0) -> Iterator[Trajectory]:
     p = plan(seed, scale)
     ids = coding_ids(random.Random(f"trajbench-synth-ids:{seed}"), len(p.coding_turns))
     for i, (cid, n) in enumerate(zip(ids, p.coding_turns)):
-        yield coding_trajectory(random.Random(f"trajbench-synth-coding:{seed}:{i}"), cid, n, open_ended=i in p.open_ended)
+        yield coding_trajectory(
+            random.Random(f"trajbench-synth-coding:{seed}:{i}"), cid, n, open_ended=i in p.open_ended
+        )
     world = WorkflowWorld(random.Random(f"trajbench-synth-world:{seed}"))
     base = len(p.coding_turns)
     for j, n in enumerate(p.workflow_turns):
         yield workflow_trajectory(
-            random.Random(f"trajbench-synth-workflow:{seed}:{j}"), world, f"sim_{j + 1:03d}", n,
+            random.Random(f"trajbench-synth-workflow:{seed}:{j}"),
+            world,
+            f"sim_{j + 1:03d}",
+            n,
             open_ended=base + j in p.open_ended,
         )
 
@@ -137,4 +142,6 @@ def synthesize(out: str | os.PathLike[str], *, seed: int = 0, scale: float = 1.0
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    return SynthResult(path, p.trajectories, len(p.coding_turns), len(p.workflow_turns), p.client_turns, p.assistant_turns, rows)
+    return SynthResult(
+        path, p.trajectories, len(p.coding_turns), len(p.workflow_turns), p.client_turns, p.assistant_turns, rows
+    )

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from statistics import NormalDist
-from typing import Callable
 
 #: Characters per Qwen3.6 token of this generator's reasoning prose (mixed English, identifiers,
 #: paths and quoted code); the simulator counts 4.
@@ -55,7 +55,9 @@ class Lengths:
         return int(self() * CHARS_PER_TOKEN)
 
 
-def compose(rng: random.Random, budget: int, head: list[str], pick: Callable[[], str], tail: list[str] | None = None) -> str:
+def compose(
+    rng: random.Random, budget: int, head: list[str], pick: Callable[[], str], tail: list[str] | None = None
+) -> str:
     """Sentences `head`, then `pick()` until about `budget` characters are reached, then `tail`.
 
     Sentences are grouped into paragraphs of two to five; a sentence that starts with a newline

@@ -19,20 +19,48 @@ from ..model import Row, Trajectory
 from .workflow_text import Agent
 
 INTENTS = (
-    ("order_status", "Customer asks where an order is or when it will arrive", ("get_order", "get_shipment", "track_package")),
+    (
+        "order_status",
+        "Customer asks where an order is or when it will arrive",
+        ("get_order", "get_shipment", "track_package"),
+    ),
     ("cancel_order", "Customer wants to cancel an order that has not shipped", ("get_order", "cancel_order")),
-    ("return_request", "Customer wants to return one or more items", ("get_order", "check_return_eligibility", "create_return")),
+    (
+        "return_request",
+        "Customer wants to return one or more items",
+        ("get_order", "check_return_eligibility", "create_return"),
+    ),
     ("refund_status", "Customer asks about a refund already requested", ("get_refund", "get_order")),
     ("change_address", "Customer wants to change a shipping address", ("get_order", "update_shipping_address")),
-    ("damaged_item", "Customer received a damaged or defective item", ("get_order", "get_policy", "create_replacement")),
-    ("missing_package", "Package marked delivered but not received", ("get_shipment", "track_package", "open_carrier_claim")),
-    ("apply_discount", "Customer asks to apply a coupon or price adjustment", ("get_order", "validate_coupon", "apply_coupon")),
+    (
+        "damaged_item",
+        "Customer received a damaged or defective item",
+        ("get_order", "get_policy", "create_replacement"),
+    ),
+    (
+        "missing_package",
+        "Package marked delivered but not received",
+        ("get_shipment", "track_package", "open_carrier_claim"),
+    ),
+    (
+        "apply_discount",
+        "Customer asks to apply a coupon or price adjustment",
+        ("get_order", "validate_coupon", "apply_coupon"),
+    ),
     ("account_update", "Customer wants to change account details", ("get_customer", "update_customer")),
     ("loyalty_points", "Customer asks about loyalty points or tier", ("get_customer", "get_loyalty_balance")),
     ("product_question", "Customer asks about a product's specifications or stock", ("get_product", "check_inventory")),
-    ("warranty_claim", "Customer wants to use the product warranty", ("get_order", "get_policy", "create_warranty_claim")),
+    (
+        "warranty_claim",
+        "Customer wants to use the product warranty",
+        ("get_order", "get_policy", "create_warranty_claim"),
+    ),
     ("payment_issue", "Customer reports a failed or double charge", ("get_payment", "get_order")),
-    ("subscription_change", "Customer wants to pause, change or cancel a subscription", ("get_subscription", "update_subscription")),
+    (
+        "subscription_change",
+        "Customer wants to pause, change or cancel a subscription",
+        ("get_subscription", "update_subscription"),
+    ),
     ("escalation", "Customer asks for a human agent or a manager", ("create_ticket", "escalate_to_human")),
     ("exchange_item", "Customer wants a different size or colour", ("get_order", "check_inventory", "create_exchange")),
     ("invoice_request", "Customer needs an invoice or receipt", ("get_order", "send_invoice")),
@@ -41,15 +69,39 @@ INTENTS = (
     ("general_policy", "Customer asks about a store policy", ("get_policy",)),
 )
 FIRST = "Ava Ben Chen Dana Eli Farah Gus Hana Ivan Jia Kofi Lena Mateo Nia Omar Priya Quinn Rosa Sam Tara Uma Vik Wen Yara Zed".split()
-LAST = "Smith Garcia Chen Okafor Novak Rossi Tanaka Silva Kowalski Haddad Larsen Dubois Ahmed Moreau Ivanova Park".split()
-PRODUCTS = "wireless headphones|running shoes|coffee grinder|yoga mat|desk lamp|backpack|smart watch|blender|rain jacket|office chair|phone case|water bottle|air fryer|hiking boots|bluetooth speaker".split("|")
+LAST = (
+    "Smith Garcia Chen Okafor Novak Rossi Tanaka Silva Kowalski Haddad Larsen Dubois Ahmed Moreau Ivanova Park".split()
+)
+PRODUCTS = "wireless headphones|running shoes|coffee grinder|yoga mat|desk lamp|backpack|smart watch|blender|rain jacket|office chair|phone case|water bottle|air fryer|hiking boots|bluetooth speaker".split(
+    "|"
+)
 CARRIERS = ("UPS", "FedEx", "DHL", "USPS")
-POLICY_AREAS = ("returns", "refunds", "shipping", "cancellations", "warranty", "exchanges", "price adjustments", "loyalty", "subscriptions", "payments", "privacy", "escalation")
+POLICY_AREAS = (
+    "returns",
+    "refunds",
+    "shipping",
+    "cancellations",
+    "warranty",
+    "exchanges",
+    "price adjustments",
+    "loyalty",
+    "subscriptions",
+    "payments",
+    "privacy",
+    "escalation",
+)
 
 
 def _tool(name: str, description: str, params: dict[str, tuple[str, str]], required: list[str]) -> dict[str, Any]:
     props = {k: {"type": t, "description": d} for k, (t, d) in params.items()}
-    return {"type": "function", "function": {"name": name, "description": description, "parameters": {"type": "object", "properties": props, "required": required}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "properties": props, "required": required},
+        },
+    }
 
 
 class WorkflowWorld:
@@ -58,7 +110,10 @@ class WorkflowWorld:
     def __init__(self, rng: random.Random) -> None:
         self.intent_codes = {name: f"I{k * 3 + 7:03d}" for k, (name, _, _) in enumerate(INTENTS)}
         self.descriptions = {name: d for name, d, _ in INTENTS}
-        names = sorted({t for _, _, tools in INTENTS for t in tools} | {"get_customer", "search_orders", "list_orders", "add_note", "send_email"})
+        names = sorted(
+            {t for _, _, tools in INTENTS for t in tools}
+            | {"get_customer", "search_orders", "list_orders", "add_note", "send_email"}
+        )
         self.tools = [self._tool_def(rng, n) for n in names]
         self.rules: dict[str, list[str]] = {}  # policy area -> its rules, as the system prompt lists them
         self.system = self._system(rng)
@@ -66,9 +121,30 @@ class WorkflowWorld:
     def _tool_def(self, rng: random.Random, name: str) -> dict[str, Any]:
         obj = name.split("_", 1)[-1].replace("_", " ")
         params: dict[str, tuple[str, str]] = {}
-        if "order" in name or name in ("create_return", "check_return_eligibility", "create_replacement", "create_exchange", "send_invoice", "apply_coupon", "validate_coupon", "create_warranty_claim", "apply_price_adjustment"):
+        if "order" in name or name in (
+            "create_return",
+            "check_return_eligibility",
+            "create_replacement",
+            "create_exchange",
+            "send_invoice",
+            "apply_coupon",
+            "validate_coupon",
+            "create_warranty_claim",
+            "apply_price_adjustment",
+        ):
             params["order_id"] = ("string", "The order identifier, e.g. 'W1234567'.")
-        if name in ("get_customer", "update_customer", "get_loyalty_balance", "search_orders", "list_orders", "get_subscription", "update_subscription", "create_ticket", "add_note", "send_email"):
+        if name in (
+            "get_customer",
+            "update_customer",
+            "get_loyalty_balance",
+            "search_orders",
+            "list_orders",
+            "get_subscription",
+            "update_subscription",
+            "create_ticket",
+            "add_note",
+            "send_email",
+        ):
             params["customer_id"] = ("string", "The customer identifier, e.g. 'C-10432'.")
         if "shipment" in name or name in ("track_package", "open_carrier_claim", "reschedule_delivery"):
             params["tracking_number"] = ("string", "The carrier tracking number.")
@@ -76,12 +152,30 @@ class WorkflowWorld:
             params["product_id"] = ("string", "The product SKU.")
         if name == "get_policy":
             params["topic"] = ("string", "One of: " + ", ".join(POLICY_AREAS) + ".")
-        for extra in rng.sample(("reason", "note", "amount", "items", "new_value", "priority", "channel"), rng.randint(1, 3)):
-            params[extra] = ("string" if extra != "amount" else "number", f"The {extra.replace('_', ' ')} for this {obj} request.")
-        desc = f"{name.replace('_', ' ').capitalize()}. Use this tool to {name.split('_')[0]} the {obj} of the current customer. " + rng.choice(
-            ("Only call it after verifying the customer's identity.", "Returns a JSON object.", "Fails if the order is not in an eligible state.", "Requires explicit customer confirmation for changes.")
+        for extra in rng.sample(
+            ("reason", "note", "amount", "items", "new_value", "priority", "channel"), rng.randint(1, 3)
+        ):
+            params[extra] = (
+                "string" if extra != "amount" else "number",
+                f"The {extra.replace('_', ' ')} for this {obj} request.",
+            )
+        desc = (
+            f"{name.replace('_', ' ').capitalize()}. Use this tool to {name.split('_')[0]} the {obj} of the current customer. "
+            + rng.choice(
+                (
+                    "Only call it after verifying the customer's identity.",
+                    "Returns a JSON object.",
+                    "Fails if the order is not in an eligible state.",
+                    "Requires explicit customer confirmation for changes.",
+                )
+            )
         )
-        return _tool(name, desc, params, [k for k in params if k in ("order_id", "customer_id", "tracking_number", "product_id", "topic")][:1])
+        return _tool(
+            name,
+            desc,
+            params,
+            [k for k in params if k in ("order_id", "customer_id", "tracking_number", "product_id", "topic")][:1],
+        )
 
     def _system(self, rng: random.Random) -> str:
         out = [
@@ -90,7 +184,8 @@ class WorkflowWorld:
             "# Identity verification\n\nBefore reading or changing any order or account data you must verify the customer by email "
             "address or by order id plus postal code. Never reveal data of another customer.",
             "# Intent classification\n\nFor every customer request, first classify its intent and state it in your reasoning as "
-            "`Intent: <code>`. The intent codes are:\n" + "\n".join(f"- {self.intent_codes[n]}: {n} — {d}." for n, d, _ in INTENTS),
+            "`Intent: <code>`. The intent codes are:\n"
+            + "\n".join(f"- {self.intent_codes[n]}: {n} — {d}." for n, d, _ in INTENTS),
         ]
         for area in POLICY_AREAS:
             rules = []
@@ -98,7 +193,8 @@ class WorkflowWorld:
                 days = rng.choice((7, 14, 30, 45, 60, 90))
                 amount = rng.choice((25, 50, 100, 250, 500))
                 rules.append(
-                    f"{k + 1}. " + rng.choice(
+                    f"{k + 1}. "
+                    + rng.choice(
                         (
                             f"Requests about {area} made within {days} days of delivery are handled without manager approval.",
                             f"Amounts above ${amount} require a supervisor ticket (create_ticket with priority 'high') before confirming.",
@@ -113,7 +209,9 @@ class WorkflowWorld:
                 )
             self.rules[area] = [x.split(". ", 1)[1] for x in rules]
             out.append(f"# Policy: {area}\n\n" + "\n".join(rules))
-        out.append("# Style\n\nAnswer in plain text, at most a short paragraph. Transfer to a human agent only when the policy requires it or the customer insists twice.")
+        out.append(
+            "# Style\n\nAnswer in plain text, at most a short paragraph. Transfer to a human agent only when the policy requires it or the customer insists twice."
+        )
         return "\n\n".join(out)
 
 
@@ -134,39 +232,148 @@ class _Customer:
         self.orders = [f"W{rng.randint(1000000, 9999999)}" for _ in range(rng.randint(1, 4))]
 
     def slots(self) -> dict[str, object]:
-        return {"name": self.name.split()[0], "full": self.name, "email": self.email, "cust": self.id, "norders": len(self.orders)}
+        return {
+            "name": self.name.split()[0],
+            "full": self.name,
+            "email": self.email,
+            "cust": self.id,
+            "norders": len(self.orders),
+        }
 
     def result(self, tool: str, order: str) -> dict[str, Any]:
         r = self.rng
         if tool in ("get_customer", "update_customer", "get_loyalty_balance"):
-            return {"customer_id": self.id, "name": self.name, "email": self.email, "tier": r.choice(("Standard", "Silver", "Gold", "Platinum")), "points": r.randint(0, 20000), "orders": self.orders}
+            return {
+                "customer_id": self.id,
+                "name": self.name,
+                "email": self.email,
+                "tier": r.choice(("Standard", "Silver", "Gold", "Platinum")),
+                "points": r.randint(0, 20000),
+                "orders": self.orders,
+            }
         if tool in ("get_shipment", "track_package", "reschedule_delivery", "open_carrier_claim"):
-            events = [{"time": f"2026-0{r.randint(1, 9)}-{r.randint(10, 28)}T{r.randint(0, 23):02d}:{r.randint(0, 59):02d}:00Z", "status": r.choice(("label created", "in transit", "arrived at facility", "out for delivery", "delivered", "exception: address issue"))} for _ in range(r.randint(2, 7))]
-            return {"tracking_number": f"1Z{r.randint(10**9, 10**10 - 1)}", "carrier": r.choice(CARRIERS), "order_id": order, "events": events, "estimated_delivery": f"2026-0{r.randint(1, 9)}-{r.randint(10, 28)}"}
+            events = [
+                {
+                    "time": f"2026-0{r.randint(1, 9)}-{r.randint(10, 28)}T{r.randint(0, 23):02d}:{r.randint(0, 59):02d}:00Z",
+                    "status": r.choice(
+                        (
+                            "label created",
+                            "in transit",
+                            "arrived at facility",
+                            "out for delivery",
+                            "delivered",
+                            "exception: address issue",
+                        )
+                    ),
+                }
+                for _ in range(r.randint(2, 7))
+            ]
+            return {
+                "tracking_number": f"1Z{r.randint(10**9, 10**10 - 1)}",
+                "carrier": r.choice(CARRIERS),
+                "order_id": order,
+                "events": events,
+                "estimated_delivery": f"2026-0{r.randint(1, 9)}-{r.randint(10, 28)}",
+            }
         if tool == "get_policy":
-            return {"topic": r.choice(POLICY_AREAS), "text": " ".join(r.choice(("Items may be returned within 30 days.", "Refunds go to the original payment method.", "Final-sale items are excluded.", "Shipping fees are not refunded unless the item was damaged.", "Exchanges ship free of charge."))for _ in range(r.randint(2, 6)))}
-        if tool in ("get_order", "search_orders", "list_orders", "cancel_order", "update_shipping_address", "create_return", "check_return_eligibility", "create_exchange", "create_replacement"):
-            items = [{"product_id": f"SKU-{r.randint(1000, 9999)}", "name": r.choice(PRODUCTS), "quantity": r.randint(1, 3), "price": round(r.uniform(5, 400), 2), "final_sale": r.random() < 0.1} for _ in range(r.randint(1, 5))]
-            return {"order_id": order, "customer_id": self.id, "status": r.choice(("processing", "shipped", "delivered", "cancelled", "returned")), "items": items, "total": round(sum(i["price"] * i["quantity"] for i in items), 2), "placed_at": f"2026-0{r.randint(1, 9)}-{r.randint(10, 28)}", "eligible": r.random() < 0.8}
-        return {"ok": r.random() < 0.9, "reference": f"REF-{r.randint(100000, 999999)}", "message": f"{tool.replace('_', ' ')} completed for order {order}"}
+            return {
+                "topic": r.choice(POLICY_AREAS),
+                "text": " ".join(
+                    r.choice(
+                        (
+                            "Items may be returned within 30 days.",
+                            "Refunds go to the original payment method.",
+                            "Final-sale items are excluded.",
+                            "Shipping fees are not refunded unless the item was damaged.",
+                            "Exchanges ship free of charge.",
+                        )
+                    )
+                    for _ in range(r.randint(2, 6))
+                ),
+            }
+        if tool in (
+            "get_order",
+            "search_orders",
+            "list_orders",
+            "cancel_order",
+            "update_shipping_address",
+            "create_return",
+            "check_return_eligibility",
+            "create_exchange",
+            "create_replacement",
+        ):
+            items = [
+                {
+                    "product_id": f"SKU-{r.randint(1000, 9999)}",
+                    "name": r.choice(PRODUCTS),
+                    "quantity": r.randint(1, 3),
+                    "price": round(r.uniform(5, 400), 2),
+                    "final_sale": r.random() < 0.1,
+                }
+                for _ in range(r.randint(1, 5))
+            ]
+            return {
+                "order_id": order,
+                "customer_id": self.id,
+                "status": r.choice(("processing", "shipped", "delivered", "cancelled", "returned")),
+                "items": items,
+                "total": round(sum(i["price"] * i["quantity"] for i in items), 2),
+                "placed_at": f"2026-0{r.randint(1, 9)}-{r.randint(10, 28)}",
+                "eligible": r.random() < 0.8,
+            }
+        return {
+            "ok": r.random() < 0.9,
+            "reference": f"REF-{r.randint(100000, 999999)}",
+            "message": f"{tool.replace('_', ' ')} completed for order {order}",
+        }
 
 
 def _user_text(rng: random.Random, intent: str, c: _Customer, order: str) -> str:
     what = intent.replace("_", " ")
     opener = rng.choice(("Hi,", "Hello,", "Hey there.", "Good morning.", "", "Hi again,"))
     return f"{opener} I need help with a {what} for order {order}. My email is {c.email}. " + rng.choice(
-        ("It's been a week and I still don't have it.", "The item arrived and it's not what I expected.", "Can you do this today?", "I was charged twice, please check.", "Please let me know what my options are.", "My name is " + c.name + ".")
+        (
+            "It's been a week and I still don't have it.",
+            "The item arrived and it's not what I expected.",
+            "Can you do this today?",
+            "I was charged twice, please check.",
+            "Please let me know what my options are.",
+            "My name is " + c.name + ".",
+        )
     )
 
 
 def _call(rng: random.Random, k: int, tool: str, c: _Customer, order: str) -> dict[str, Any]:
-    args: dict[str, Any] = {"customer_id": c.id} if tool in ("get_customer", "update_customer", "get_loyalty_balance", "search_orders", "list_orders", "get_subscription", "update_subscription", "create_ticket", "add_note", "send_email", "escalate_to_human") else {"order_id": order}
+    args: dict[str, Any] = (
+        {"customer_id": c.id}
+        if tool
+        in (
+            "get_customer",
+            "update_customer",
+            "get_loyalty_balance",
+            "search_orders",
+            "list_orders",
+            "get_subscription",
+            "update_subscription",
+            "create_ticket",
+            "add_note",
+            "send_email",
+            "escalate_to_human",
+        )
+        else {"order_id": order}
+    )
     if tool == "get_policy":
         args = {"topic": rng.choice(POLICY_AREAS)}
-    return {"id": f"call_{k}_{rng.randint(10**7, 10**8 - 1)}", "type": "function", "function": {"name": tool, "arguments": json.dumps(args)}}
+    return {
+        "id": f"call_{k}_{rng.randint(10**7, 10**8 - 1)}",
+        "type": "function",
+        "function": {"name": tool, "arguments": json.dumps(args)},
+    }
 
 
-def workflow_trajectory(rng: random.Random, world: WorkflowWorld, cid: str, client_turns: int, *, open_ended: bool) -> Trajectory:
+def workflow_trajectory(
+    rng: random.Random, world: WorkflowWorld, cid: str, client_turns: int, *, open_ended: bool
+) -> Trajectory:
     """One workflow conversation with exactly `client_turns` client rows (users + tool rows)."""
     c = _Customer(rng)
     rows: list[Row] = []
@@ -188,13 +395,30 @@ def workflow_trajectory(rng: random.Random, world: WorkflowWorld, cid: str, clie
             tool = tools[k % len(tools)]
             call = _call(rng, calls, tool, c, order)
             calls += 1
-            rows.append(Row(len(rows) + 1, "assistant", reasoning_content=agent.plan(tool, k), tool_calls=(call,), intent_codes=(agent.code,)))
+            rows.append(
+                Row(
+                    len(rows) + 1,
+                    "assistant",
+                    reasoning_content=agent.plan(tool, k),
+                    tool_calls=(call,),
+                    intent_codes=(agent.code,),
+                )
+            )
             result = c.result(tool, order)
             agent.saw(tool, result)
-            rows.append(Row(len(rows) + 1, "tool", tool_results=({"tool_call_id": call["id"], "content": json.dumps(result)},), delay_seconds=_api_latency(rng)))
+            rows.append(
+                Row(
+                    len(rows) + 1,
+                    "tool",
+                    tool_results=({"tool_call_id": call["id"], "content": json.dumps(result)},),
+                    delay_seconds=_api_latency(rng),
+                )
+            )
             remaining -= 1
         if remaining == 0 and open_ended:
             break
         reasoning, reply = agent.reply()
-        rows.append(Row(len(rows) + 1, "assistant", content=reply, reasoning_content=reasoning, intent_codes=(agent.code,)))
+        rows.append(
+            Row(len(rows) + 1, "assistant", content=reply, reasoning_content=reasoning, intent_codes=(agent.code,))
+        )
     return Trajectory(cid, tuple(rows), source="synthetic")

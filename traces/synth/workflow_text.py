@@ -25,11 +25,26 @@ FINAL_MEAN, FINAL_SIGMA = 235, 0.6
 REPLY_MEAN, REPLY_SIGMA = 165, 0.5
 
 AREA = {
-    "order_status": "shipping", "cancel_order": "cancellations", "return_request": "returns", "refund_status": "refunds",
-    "change_address": "shipping", "damaged_item": "warranty", "missing_package": "shipping", "apply_discount": "price adjustments",
-    "account_update": "privacy", "loyalty_points": "loyalty", "product_question": "exchanges", "warranty_claim": "warranty",
-    "payment_issue": "payments", "subscription_change": "subscriptions", "escalation": "escalation", "exchange_item": "exchanges",
-    "invoice_request": "payments", "delivery_reschedule": "shipping", "price_match": "price adjustments", "general_policy": "returns",
+    "order_status": "shipping",
+    "cancel_order": "cancellations",
+    "return_request": "returns",
+    "refund_status": "refunds",
+    "change_address": "shipping",
+    "damaged_item": "warranty",
+    "missing_package": "shipping",
+    "apply_discount": "price adjustments",
+    "account_update": "privacy",
+    "loyalty_points": "loyalty",
+    "product_question": "exchanges",
+    "warranty_claim": "warranty",
+    "payment_issue": "payments",
+    "subscription_change": "subscriptions",
+    "escalation": "escalation",
+    "exchange_item": "exchanges",
+    "invoice_request": "payments",
+    "delivery_reschedule": "shipping",
+    "price_match": "price adjustments",
+    "general_policy": "returns",
 }
 INTENT = (
     "Intent: {code} ({intent}).",
@@ -37,7 +52,11 @@ INTENT = (
     "intent: {code} ({intent}): {desc}.",
     "Intent: {code}. The customer's message fits {intent}: {desc}.",
 )
-SAME = ("Still the same request (intent: {code}).", "Intent: {code}, continuing with {intent}.", "Same intent: {code} ({intent}).")
+SAME = (
+    "Still the same request (intent: {code}).",
+    "Intent: {code}, continuing with {intent}.",
+    "Same intent: {code} ({intent}).",
+)
 IDENTITY = (
     "The customer gave the email {email}; it matches customer {cust}, so the identity is verified.",
     "Identity: the email {email} belongs to {full} ({cust}), and the order {order} is on that account, so I may proceed.",
@@ -91,10 +110,21 @@ THINK = (
     "The reply must be plain text and short, so I will keep the internal details (tool names, rule numbers) out of it.",
 )
 PLAN = (
-    "verify the identity with the email on file", "look up order {order}", "check the {area} policy", "check eligibility of the {item}",
-    "ask the customer for an explicit yes", "make the change with the right tool", "send the confirmation email", "summarise the outcome",
+    "verify the identity with the email on file",
+    "look up order {order}",
+    "check the {area} policy",
+    "check eligibility of the {item}",
+    "ask the customer for an explicit yes",
+    "make the change with the right tool",
+    "send the confirmation email",
+    "summarise the outcome",
 )
-CALL = ("Calling {tool} for order {order}.", "Next step: {tool}.", "I will call {tool} now.", "Let me call {tool} to get the {want}.")
+CALL = (
+    "Calling {tool} for order {order}.",
+    "Next step: {tool}.",
+    "I will call {tool} now.",
+    "Let me call {tool} to get the {want}.",
+)
 FINAL = (
     "All the information needed is in: status {status}, total ${total}.",
     "The policy check passes: {rule}",
@@ -128,8 +158,19 @@ REPLY = (
     "Could you confirm with a 'yes' that you'd like me to go ahead?",
     "I've added a note to your account so that anyone you talk to next can see what we discussed.",
 )
-GREET = ("Hi {name}, thanks for reaching out about order {order}.", "Thank you for your patience, {name}.", "Hello {name}, I've looked into your message about the {intent} for order {order}.")
-OFFERS = ("start a return for the {item}", "issue store credit instead", "open a claim with the carrier", "send you a replacement", "reschedule the delivery", "apply the price adjustment")
+GREET = (
+    "Hi {name}, thanks for reaching out about order {order}.",
+    "Thank you for your patience, {name}.",
+    "Hello {name}, I've looked into your message about the {intent} for order {order}.",
+)
+OFFERS = (
+    "start a return for the {item}",
+    "issue store credit instead",
+    "open a claim with the carrier",
+    "send you a replacement",
+    "reschedule the delivery",
+    "apply the price adjustment",
+)
 STATUSES = ("processing", "shipped", "delivered", "cancelled", "returned")
 EVENTS = ("label created", "in transit", "arrived at facility", "out for delivery", "delivered")
 
@@ -146,20 +187,35 @@ class Agent:
         self.code = ""
         self.last: str | None = None
         r = rng
-        self.slots = Slots(dict(customer), {
-            "status": lambda: r.choice(STATUSES), "total": lambda: f"{r.uniform(10, 600):.2f}", "item": lambda: r.choice(("headphones", "jacket", "blender", "lamp")),
-            "carrier": lambda: r.choice(("UPS", "FedEx", "DHL", "USPS")), "eta": lambda: f"2026-0{r.randint(1, 9)}-{r.randint(10, 28)}",
-            "event": lambda: r.choice(EVENTS), "ref": lambda: f"REF-{r.randint(100000, 999999)}", "tier": lambda: r.choice(("Silver", "Gold", "Platinum")),
-            "points": lambda: r.randint(0, 20000), "n": lambda: r.randint(1, 5), "placed": lambda: f"2026-0{r.randint(1, 9)}-{r.randint(10, 28)}",
-            "rule": self._rule, "Rule": lambda: "R" + self._rule()[1:], "rulel": lambda: self._rule(quote=False), "offer": lambda: r.choice(OFFERS).format_map(self.slots),
-            "want": lambda: r.choice(("order status", "item list", "eligibility", "tracking events", "account tier", "refund state")),
-        })
+        self.slots = Slots(
+            dict(customer),
+            {
+                "status": lambda: r.choice(STATUSES),
+                "total": lambda: f"{r.uniform(10, 600):.2f}",
+                "item": lambda: r.choice(("headphones", "jacket", "blender", "lamp")),
+                "carrier": lambda: r.choice(("UPS", "FedEx", "DHL", "USPS")),
+                "eta": lambda: f"2026-0{r.randint(1, 9)}-{r.randint(10, 28)}",
+                "event": lambda: r.choice(EVENTS),
+                "ref": lambda: f"REF-{r.randint(100000, 999999)}",
+                "tier": lambda: r.choice(("Silver", "Gold", "Platinum")),
+                "points": lambda: r.randint(0, 20000),
+                "n": lambda: r.randint(1, 5),
+                "placed": lambda: f"2026-0{r.randint(1, 9)}-{r.randint(10, 28)}",
+                "rule": self._rule,
+                "Rule": lambda: "R" + self._rule()[1:],
+                "rulel": lambda: self._rule(quote=False),
+                "offer": lambda: r.choice(OFFERS).format_map(self.slots),
+                "want": lambda: r.choice(
+                    ("order status", "item list", "eligibility", "tracking events", "account tier", "refund state")
+                ),
+            },
+        )
 
     def _rule(self, quote: bool = True) -> str:
         rules = self.world.rules[self.slots["area"]]
         k = self.rng.randrange(len(rules))
         text = rules[k]
-        return f"rule {k + 1} says \"{text}\"" if quote else text[0].lower() + text[1:]
+        return f'rule {k + 1} says "{text}"' if quote else text[0].lower() + text[1:]
 
     def request(self, intent: str, order: str) -> None:
         """A new customer request: forget the facts of the previous one."""
@@ -167,8 +223,13 @@ class Agent:
             self.slots.pop(key, None)
         self.code = self.world.intent_codes[intent]
         self.last = None
-        self.slots.update(code=self.code, intent=intent.replace("_", " "), desc=self.world.descriptions[intent].lower(),
-                          area=AREA[intent], order=order)
+        self.slots.update(
+            code=self.code,
+            intent=intent.replace("_", " "),
+            desc=self.world.descriptions[intent].lower(),
+            area=AREA[intent],
+            order=order,
+        )
 
     def saw(self, tool: str, result: dict[str, Any]) -> None:
         """Keep the facts of a tool result for the reasoning and the reply that follow."""
@@ -191,7 +252,15 @@ class Agent:
         if self.last is None:
             return []
         s = self.slots
-        kind = "order" if "status" in s and "total" in s else "shipment" if "event" in s else "customer" if "points" in s and "tier" in s else "other"
+        kind = (
+            "order"
+            if "status" in s and "total" in s
+            else "shipment"
+            if "event" in s
+            else "customer"
+            if "points" in s and "tier" in s
+            else "other"
+        )
         return [self.rng.choice(SEEN[kind]).format_map(s)]
 
     def plan(self, tool: str, k: int) -> str:
@@ -212,6 +281,18 @@ class Agent:
         """(reasoning, reply to the customer) that close the current request."""
         r, s = self.rng, self.slots
         head = [r.choice(INTENT).format_map(s)] + self._seen()
-        reasoning = compose(r, self.final_len.chars(), head, sentences(r, FINAL, s), ["Now I will write the reply to {name}.".format_map(s)])
-        content = compose(r, self.reply_len.chars(), [r.choice(GREET).format_map(s)], sentences(r, REPLY, s), ["Is there anything else I can help you with?"])
+        reasoning = compose(
+            r,
+            self.final_len.chars(),
+            head,
+            sentences(r, FINAL, s),
+            ["Now I will write the reply to {name}.".format_map(s)],
+        )
+        content = compose(
+            r,
+            self.reply_len.chars(),
+            [r.choice(GREET).format_map(s)],
+            sentences(r, REPLY, s),
+            ["Is there anything else I can help you with?"],
+        )
         return reasoning, content

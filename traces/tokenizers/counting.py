@@ -17,7 +17,7 @@ safe cut and the short tail after it, so an append re-tokenizes only the tail pl
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 #: A cut before a line that starts with a letter or digit: no pre-token spans it (see above).
 _SAFE_CUT = re.compile(r"(?<=\n)(?=[^\W_])")

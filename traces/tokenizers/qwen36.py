@@ -66,12 +66,18 @@ class Qwen36Renderer:
         if not enable_thinking:
             self.template_text = self.template_text + "\nenable_thinking=false"
 
-    def session(self, tools: list[dict[str, Any]] | None) -> "_QwenSession":
+    def session(self, tools: list[dict[str, Any]] | None) -> _QwenSession:
         return _QwenSession(self, tools)
 
     def header(self, system: str | None, tools: list[dict[str, Any]] | None) -> str:
         if tools:
-            text = "<|im_start|>system\n" + _TOOLS_HEAD + "".join("\n" + _tojson(t) for t in tools) + "\n</tools>" + _TOOLS_RULES
+            text = (
+                "<|im_start|>system\n"
+                + _TOOLS_HEAD
+                + "".join("\n" + _tojson(t) for t in tools)
+                + "\n</tools>"
+                + _TOOLS_RULES
+            )
             if system is not None and system.strip():
                 text += "\n\n" + system.strip()
             return text + "<|im_end|>\n"
@@ -98,7 +104,9 @@ class Qwen36Renderer:
                 out += "\n<tool_call>\n<function=" + name + ">\n"
             args = fn.get("arguments") or {}
             if not isinstance(args, dict):
-                raise TokenizerError(f"tool call {call.get('id')!r}: arguments must be a JSON object for the Qwen3.6 template")
+                raise TokenizerError(
+                    f"tool call {call.get('id')!r}: arguments must be a JSON object for the Qwen3.6 template"
+                )
             for key, value in args.items():
                 shown = value if isinstance(value, str) else _tojson(value)
                 out += "<parameter=" + str(key) + ">\n" + shown + "\n</parameter>\n"
@@ -144,7 +152,11 @@ class ChatMLRenderer(Qwen36Renderer):
         out += _text(m.get("content"), "assistant message").strip()
         for call in m.get("tool_calls") or ():
             fn = call.get("function", call)
-            out += "\n<tool_call>\n" + _tojson({"name": fn.get("name", ""), "arguments": fn.get("arguments") or {}}) + "\n</tool_call>"
+            out += (
+                "\n<tool_call>\n"
+                + _tojson({"name": fn.get("name", ""), "arguments": fn.get("arguments") or {}})
+                + "\n</tool_call>"
+            )
         return out + "<|im_end|>\n"
 
     def generation(self) -> str:

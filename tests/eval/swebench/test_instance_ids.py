@@ -7,15 +7,33 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from clirun import trajbench
+from toy import instance, write_jsonl
+
 from eval.swebench import SwebenchError
 from eval.swebench.dataset import load_instances
 from eval.swebench.summary import instance_dir
-from toy import instance, write_jsonl
 
-BAD_IDS = ["/abs/path", "../..", "..", "a/b", "django__django-11099/../../x", "django__django", "__x-1", "x__y-1\n", "", "sim_001"]
-REAL_IDS = ["django__django-11099", "scikit-learn__scikit-learn-10297", "sphinx-doc__sphinx-10323", "pylint-dev__pylint-4970", "psf__requests-1142", "pydata__xarray-2905"]
+BAD_IDS = [
+    "/abs/path",
+    "../..",
+    "..",
+    "a/b",
+    "django__django-11099/../../x",
+    "django__django",
+    "__x-1",
+    "x__y-1\n",
+    "",
+    "sim_001",
+]
+REAL_IDS = [
+    "django__django-11099",
+    "scikit-learn__scikit-learn-10297",
+    "sphinx-doc__sphinx-10323",
+    "pylint-dev__pylint-4970",
+    "psf__requests-1142",
+    "pydata__xarray-2905",
+]
 
 
 def _tree(folder: Path) -> list[str]:
@@ -73,8 +91,26 @@ def test_cli_refuses_before_writing_anything(tmp_path: Path) -> None:
     (work / "repos").mkdir(parents=True)
     dataset = write_jsonl(work / "v.jsonl", [instance("../../escaped", "fix", "0" * 40)])
     before = _tree(tmp_path)
-    done = trajbench("eval", "swebench", "--dataset", str(dataset), "--endpoint", "http://127.0.0.1:9", "--profile", "kimi-k3",
-                     "--instances", "1", "--runtime", "local", "--repos", str(work / "repos"), "--out", str(work / "out"))
+    done = trajbench(
+        "eval",
+        "swebench",
+        "--dataset",
+        str(dataset),
+        "--endpoint",
+        "http://127.0.0.1:9",
+        "--profile",
+        "kimi-k3",
+        "--instances",
+        "1",
+        "--runtime",
+        "local",
+        "--repos",
+        str(work / "repos"),
+        "--out",
+        str(work / "out"),
+    )
     assert done.code == 1 and "Traceback" not in done.err
-    assert done.error_lines == [f"Error: {dataset}: row 1: instance_id '../../escaped' is not a SWE-bench instance id (owner__repo-NUMBER, e.g. django__django-11099); it names folders of the run, so fix the dataset"]
+    assert done.error_lines == [
+        f"Error: {dataset}: row 1: instance_id '../../escaped' is not a SWE-bench instance id (owner__repo-NUMBER, e.g. django__django-11099); it names folders of the run, so fix the dataset"
+    ]
     assert _tree(tmp_path) == before

@@ -46,7 +46,12 @@ def _config(profile: str) -> dict:
     from eval.swebench.agent import agent_config
 
     p = traces.get_profile(profile)
-    return agent_config(endpoint="http://gpu:8000/", served_model=p.served_model_name, request_params=p.request_params(), template=p.swebench_template)
+    return agent_config(
+        endpoint="http://gpu:8000/",
+        served_model=p.served_model_name,
+        request_params=p.request_params(),
+        template=p.swebench_template,
+    )
 
 
 def test_qwen_profile_params_reach_the_body_not_dropped() -> None:
@@ -54,9 +59,18 @@ def test_qwen_profile_params_reach_the_body_not_dropped() -> None:
     mk = cfg["model"]["model_kwargs"]
     assert cfg["model"]["model_name"] == "openai/Qwen/Qwen3.6-35B-A3B"
     assert mk["api_base"] == "http://gpu:8000/v1"
-    assert (mk["temperature"], mk["top_p"], mk["presence_penalty"], mk["max_completion_tokens"]) == (1.0, 0.95, 1.5, 8192)
+    assert (mk["temperature"], mk["top_p"], mk["presence_penalty"], mk["max_completion_tokens"]) == (
+        1.0,
+        0.95,
+        1.5,
+        8192,
+    )
     # not OpenAI fields: they ride in extra_body, where litellm's drop_params cannot remove them
-    assert mk["extra_body"] == {"top_k": 20, "repetition_penalty": 1.0, "chat_template_kwargs": {"preserve_thinking": True}}
+    assert mk["extra_body"] == {
+        "top_k": 20,
+        "repetition_penalty": 1.0,
+        "chat_template_kwargs": {"preserve_thinking": True},
+    }
     assert mk["parallel_tool_calls"] is False  # the qwen_tools template
     assert "api_key" not in mk
 

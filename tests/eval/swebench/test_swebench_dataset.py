@@ -8,10 +8,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from toy import instance, write_jsonl
 
 from eval import EvalError
 from eval.swebench import SwebenchError, load_instances
-from toy import instance, write_jsonl
 
 
 def _rows(n: int) -> list[dict]:
@@ -29,7 +29,9 @@ def test_parquet_file_and_hub_style_folder(tmp_path: Path) -> None:
     folder = tmp_path / "SWE-bench_Verified" / "data"
     folder.mkdir(parents=True)
     pq.write_table(pa.Table.from_pylist(rows), folder / "test-00000-of-00001.parquet")
-    assert [r["instance_id"] for r in load_instances(folder / "test-00000-of-00001.parquet", 4)] == [r["instance_id"] for r in rows]
+    assert [r["instance_id"] for r in load_instances(folder / "test-00000-of-00001.parquet", 4)] == [
+        r["instance_id"] for r in rows
+    ]
     assert load_instances(tmp_path / "SWE-bench_Verified", 2)[1]["instance_id"] == "toy__calc-2"
 
 

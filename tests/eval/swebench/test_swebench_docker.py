@@ -12,14 +12,22 @@ from click.testing import CliRunner
 pytest.importorskip("minisweagent")
 pytest.importorskip("swebench")
 
-from cli import cli  # noqa: E402
-from eval.swebench import SwebenchError  # noqa: E402
-from eval.swebench.docker import check_engine, harness_command, model_dir_name  # noqa: E402
-from toy import ScriptedEndpoint, instance, write_jsonl  # noqa: E402
+from toy import ScriptedEndpoint, instance, write_jsonl
+
+from cli import cli
+from eval.swebench import SwebenchError
+from eval.swebench.docker import check_engine, harness_command, model_dir_name
 
 
 def test_harness_command_is_the_swebench_cli() -> None:
-    cmd = harness_command(dataset=Path("run/harness_instances.jsonl"), predictions=Path("run/preds.json"), instance_ids=["a__b-1", "c__d-2"], run_id="trajbench-x", workers=4, timeout=900)
+    cmd = harness_command(
+        dataset=Path("run/harness_instances.jsonl"),
+        predictions=Path("run/preds.json"),
+        instance_ids=["a__b-1", "c__d-2"],
+        run_id="trajbench-x",
+        workers=4,
+        timeout=900,
+    )
     assert cmd[:3] == [sys.executable, "-m", "swebench.harness.run_evaluation"]
     args = " ".join(cmd[3:])
     assert "--dataset_name run/harness_instances.jsonl --split test --predictions_path run/preds.json" in args
@@ -31,9 +39,20 @@ def test_harness_accepts_the_command_line() -> None:
     """The harness's own parser knows every option we pass (its --help lists them)."""
     import subprocess
 
-    done = subprocess.run([sys.executable, "-m", "swebench.harness.run_evaluation", "--help"], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "swebench.harness.run_evaluation", "--help"], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0
-    for flag in ("--dataset_name", "--split", "--predictions_path", "--instance_ids", "--max_workers", "--run_id", "--timeout", "--report_dir"):
+    for flag in (
+        "--dataset_name",
+        "--split",
+        "--predictions_path",
+        "--instance_ids",
+        "--max_workers",
+        "--run_id",
+        "--timeout",
+        "--report_dir",
+    ):
         assert flag in done.stdout
 
 
@@ -50,11 +69,29 @@ def test_missing_docker_cli_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) ->
         check_engine()
 
 
-def test_default_runtime_is_docker_and_fails_before_any_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_runtime_is_docker_and_fails_before_any_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:9")
     dataset = write_jsonl(tmp_path / "v.jsonl", [instance("toy__calc-1", "fix", "0" * 40)])
     with ScriptedEndpoint() as endpoint:
-        result = CliRunner().invoke(cli, ["eval", "swebench", "--dataset", str(dataset), "--endpoint", endpoint.url, "--profile", "kimi-k3", "--instances", "1", "--out", str(tmp_path / "out")])
+        result = CliRunner().invoke(
+            cli,
+            [
+                "eval",
+                "swebench",
+                "--dataset",
+                str(dataset),
+                "--endpoint",
+                endpoint.url,
+                "--profile",
+                "kimi-k3",
+                "--instances",
+                "1",
+                "--out",
+                str(tmp_path / "out"),
+            ],
+        )
     assert result.exit_code != 0
     assert isinstance(result.exception, SwebenchError)
     assert "Docker" in str(result.exception) and "--runtime local" in str(result.exception)
@@ -64,5 +101,19 @@ def test_default_runtime_is_docker_and_fails_before_any_request(tmp_path: Path, 
 
 def test_local_runtime_needs_repos(tmp_path: Path) -> None:
     dataset = write_jsonl(tmp_path / "v.jsonl", [instance("toy__calc-1", "fix", "0" * 40)])
-    result = CliRunner().invoke(cli, ["eval", "swebench", "--dataset", str(dataset), "--endpoint", "http://127.0.0.1:9", "--profile", "kimi-k3", "--runtime", "local"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "eval",
+            "swebench",
+            "--dataset",
+            str(dataset),
+            "--endpoint",
+            "http://127.0.0.1:9",
+            "--profile",
+            "kimi-k3",
+            "--runtime",
+            "local",
+        ],
+    )
     assert "--runtime local needs --repos DIR" in str(result.exception)

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("minisweagent")
 pytest.importorskip("swebench")
 
-from toy import ScriptedEndpoint, instance, make_repo, write_jsonl  # noqa: E402
+from toy import ScriptedEndpoint, instance, make_repo, write_jsonl
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -34,14 +34,51 @@ def _wait_for(check, what: str, limit: float = 150.0) -> None:  # type: ignore[n
 def test_ctrl_c_keeps_finished_work_and_writes_the_summary(tmp_path: Path) -> None:
     repos = tmp_path / "repos"
     _, base = make_repo(repos)
-    dataset = write_jsonl(tmp_path / "v.jsonl", [instance("toy__calc-1", "fix", base), instance("toy__calc-2", "slow", base), instance("toy__calc-3", "fix", base)])
+    dataset = write_jsonl(
+        tmp_path / "v.jsonl",
+        [
+            instance("toy__calc-1", "fix", base),
+            instance("toy__calc-2", "slow", base),
+            instance("toy__calc-3", "fix", base),
+        ],
+    )
     out = tmp_path / "out"
     with ScriptedEndpoint() as endpoint:
-        args = ["eval", "swebench", "--dataset", str(dataset), "--endpoint", endpoint.url, "--profile", "kimi-k3", "--instances", "3",
-                "--workers", "1", "--runtime", "local", "--repos", str(repos), "--out", str(out)]
-        proc = subprocess.Popen([sys.executable, "-c", f"from cli import main; main({args!r})"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        args = [
+            "eval",
+            "swebench",
+            "--dataset",
+            str(dataset),
+            "--endpoint",
+            endpoint.url,
+            "--profile",
+            "kimi-k3",
+            "--instances",
+            "3",
+            "--workers",
+            "1",
+            "--runtime",
+            "local",
+            "--repos",
+            str(repos),
+            "--out",
+            str(out),
+        ]
+        proc = subprocess.Popen(
+            [sys.executable, "-c", f"from cli import main; main({args!r})"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         try:
-            _wait_for(lambda: (out / "toy__calc-1" / "grade.json").is_file() and "step 2:" in _read(out / "toy__calc-2" / "agent.log"), "the first instance graded and the second one working")
+            _wait_for(
+                lambda: (
+                    (out / "toy__calc-1" / "grade.json").is_file()
+                    and "step 2:" in _read(out / "toy__calc-2" / "agent.log")
+                ),
+                "the first instance graded and the second one working",
+            )
             proc.send_signal(signal.SIGINT)
             output, _ = proc.communicate(timeout=120)
         finally:

@@ -18,8 +18,9 @@ from click.testing import CliRunner
 pytest.importorskip("minisweagent")
 pytest.importorskip("swebench")
 
-from cli import cli  # noqa: E402
-from toy import ScriptedEndpoint, instance, make_repo, write_jsonl  # noqa: E402
+from toy import ScriptedEndpoint, instance, make_repo, write_jsonl
+
+from cli import cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -38,25 +39,67 @@ def toy_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("swebench")
     repos = tmp / "repos"
     _, base = make_repo(repos)
-    rows = [instance(IDS[0], "fix", base), instance(IDS[1], "break", base), instance(IDS[2], "fix", base, repo="toy/absent")]
-    dataset = write_jsonl(tmp / "verified.jsonl", rows + [instance("toy__calc-9", "fix", base)])  # row 4 is beyond --instances
+    rows = [
+        instance(IDS[0], "fix", base),
+        instance(IDS[1], "break", base),
+        instance(IDS[2], "fix", base, repo="toy/absent"),
+    ]
+    dataset = write_jsonl(
+        tmp / "verified.jsonl", rows + [instance("toy__calc-9", "fix", base)]
+    )  # row 4 is beyond --instances
     out = tmp / "run"
     out.mkdir()
     (out / "scores.json").write_text(json.dumps({"score": 0.6, "turns": {"issued": 10}}))
     with ScriptedEndpoint() as endpoint:
-        result = _invoke([
-            "eval", "swebench", "--dataset", str(dataset), "--endpoint", endpoint.url, "--profile", "qwen3.6-35b-a3b",
-            "--instances", "3", "--workers", "2", "--runtime", "local", "--repos", str(repos), "--out", str(out),
-            "--api-key-env", KEY_ENV, "--concurrency", "16",
-        ])
-    return {"tmp": tmp, "repos": repos, "base": base, "dataset": dataset, "out": out, "result": result, "requests": endpoint.requests}
+        result = _invoke(
+            [
+                "eval",
+                "swebench",
+                "--dataset",
+                str(dataset),
+                "--endpoint",
+                endpoint.url,
+                "--profile",
+                "qwen3.6-35b-a3b",
+                "--instances",
+                "3",
+                "--workers",
+                "2",
+                "--runtime",
+                "local",
+                "--repos",
+                str(repos),
+                "--out",
+                str(out),
+                "--api-key-env",
+                KEY_ENV,
+                "--concurrency",
+                "16",
+            ]
+        )
+    return {
+        "tmp": tmp,
+        "repos": repos,
+        "base": base,
+        "dataset": dataset,
+        "out": out,
+        "result": result,
+        "requests": endpoint.requests,
+    }
 
 
 def test_scores_resolved_unresolved_and_incomplete(toy_run: dict[str, Any]) -> None:
     assert toy_run["result"].exit_code == 0, toy_run["result"].output
     s = json.loads((toy_run["out"] / "swebench_summary.json").read_text())
     assert s["results"] == {IDS[0]: "resolved", IDS[1]: "unresolved", IDS[2]: "incomplete"}
-    assert (s["kind"], s["profile"], s["instances"], s["resolved"], s["incomplete"], s["score"]) == ("swebench", "qwen3.6-35b-a3b", 3, 1, 1, 0.3333)
+    assert (s["kind"], s["profile"], s["instances"], s["resolved"], s["incomplete"], s["score"]) == (
+        "swebench",
+        "qwen3.6-35b-a3b",
+        3,
+        1,
+        1,
+        0.3333,
+    )
     assert (s["runtime"], s["concurrency"], s["isolated"], s["template"]) == ("local", 16, False, "qwen_tools")
     assert s["instance_ids"] == IDS
     assert "1/3 resolved = 33.33%, 1 unresolved, 1 incomplete" in toy_run["result"].output
@@ -91,8 +134,17 @@ def test_requests_carry_the_profile_and_the_key(toy_run: dict[str, Any]) -> None
         b = r["body"]
         assert r["path"] == "/v1/chat/completions" and r["auth"] == f"Bearer {KEY}"
         assert b["model"] == "Qwen/Qwen3.6-35B-A3B"
-        assert (b["temperature"], b["top_p"], b["presence_penalty"], b["max_completion_tokens"]) == (1.0, 0.95, 1.5, 8192)
-        assert (b["top_k"], b["repetition_penalty"], b["chat_template_kwargs"]) == (20, 1.0, {"preserve_thinking": True})
+        assert (b["temperature"], b["top_p"], b["presence_penalty"], b["max_completion_tokens"]) == (
+            1.0,
+            0.95,
+            1.5,
+            8192,
+        )
+        assert (b["top_k"], b["repetition_penalty"], b["chat_template_kwargs"]) == (
+            20,
+            1.0,
+            {"preserve_thinking": True},
+        )
         assert b["parallel_tool_calls"] is False
         assert [t["function"]["name"] for t in b["tools"]] == ["bash"]
 
@@ -107,15 +159,40 @@ def test_api_key_is_written_nowhere(toy_run: dict[str, Any]) -> None:
 def test_scores_json_gets_the_swebench_line_and_keeps_the_rest(toy_run: dict[str, Any]) -> None:
     scores = json.loads((toy_run["out"] / "scores.json").read_text())
     assert scores["score"] == 0.6 and scores["turns"] == {"issued": 10}
-    assert scores["swebench"] == {"score": 0.3333, "resolved": 1, "instances": 3, "incomplete": 1, "profile": "qwen3.6-35b-a3b", "runtime": "local", "concurrency": 16}
+    assert scores["swebench"] == {
+        "score": 0.3333,
+        "resolved": 1,
+        "instances": 3,
+        "incomplete": 1,
+        "profile": "qwen3.6-35b-a3b",
+        "runtime": "local",
+        "concurrency": 16,
+    }
 
 
 def test_rerun_without_resume_is_refused(toy_run: dict[str, Any]) -> None:
     with ScriptedEndpoint() as endpoint:
-        result = CliRunner().invoke(cli, [
-            "eval", "swebench", "--dataset", str(toy_run["dataset"]), "--endpoint", endpoint.url, "--profile", "qwen3.6-35b-a3b",
-            "--instances", "3", "--runtime", "local", "--repos", str(toy_run["repos"]), "--out", str(toy_run["out"]),
-        ])
+        result = CliRunner().invoke(
+            cli,
+            [
+                "eval",
+                "swebench",
+                "--dataset",
+                str(toy_run["dataset"]),
+                "--endpoint",
+                endpoint.url,
+                "--profile",
+                "qwen3.6-35b-a3b",
+                "--instances",
+                "3",
+                "--runtime",
+                "local",
+                "--repos",
+                str(toy_run["repos"]),
+                "--out",
+                str(toy_run["out"]),
+            ],
+        )
     assert result.exit_code != 0 and "already holds a SWE-bench run; pass --resume" in str(result.exception)
     assert endpoint.requests == []
 
@@ -130,11 +207,31 @@ def test_resume_skips_graded_grades_finished_and_reruns_incomplete(toy_run: dict
     (out / IDS[1] / "grade.json").unlink()  # agent finished, grading interrupted
     graded_before = (out / IDS[0] / "grade.json").read_bytes()
     with ScriptedEndpoint() as endpoint:
-        result = _invoke([
-            "eval", "swebench", "--dataset", str(toy_run["dataset"]), "--endpoint", endpoint.url, "--profile", "qwen3.6-35b-a3b",
-            "--instances", "3", "--runtime", "local", "--repos", str(repos), "--out", str(out), "--resume",
-            "--api-key-env", KEY_ENV, "--concurrency", "16",
-        ])
+        result = _invoke(
+            [
+                "eval",
+                "swebench",
+                "--dataset",
+                str(toy_run["dataset"]),
+                "--endpoint",
+                endpoint.url,
+                "--profile",
+                "qwen3.6-35b-a3b",
+                "--instances",
+                "3",
+                "--runtime",
+                "local",
+                "--repos",
+                str(repos),
+                "--out",
+                str(out),
+                "--resume",
+                "--api-key-env",
+                KEY_ENV,
+                "--concurrency",
+                "16",
+            ]
+        )
     assert result.exit_code == 0, result.output
     assert "resume: 1 instance(s) already graded, 1 to grade, 1 to run" in result.output
     # only the incomplete instance's agent ran again (the fix script: 4 requests)
@@ -148,8 +245,26 @@ def test_resume_skips_graded_grades_finished_and_reruns_incomplete(toy_run: dict
 def test_resume_must_continue_the_same_run(toy_run: dict[str, Any]) -> None:
     out = toy_run["tmp"] / "other"
     shutil.copytree(toy_run["out"], out)
-    result = CliRunner().invoke(cli, [
-        "eval", "swebench", "--dataset", str(toy_run["dataset"]), "--endpoint", "http://127.0.0.1:9", "--profile", "kimi-k3",
-        "--instances", "3", "--runtime", "local", "--repos", str(toy_run["repos"]), "--out", str(out), "--resume",
-    ])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "eval",
+            "swebench",
+            "--dataset",
+            str(toy_run["dataset"]),
+            "--endpoint",
+            "http://127.0.0.1:9",
+            "--profile",
+            "kimi-k3",
+            "--instances",
+            "3",
+            "--runtime",
+            "local",
+            "--repos",
+            str(toy_run["repos"]),
+            "--out",
+            str(out),
+            "--resume",
+        ],
+    )
     assert result.exit_code != 0 and "profile 'qwen3.6-35b-a3b' -> 'kimi-k3'" in str(result.exception)

@@ -31,10 +31,34 @@ def _run(out: Path, *, resolved: int, n: int = 200, profile: str = "qwen3.6-35b-
 def test_summary_has_the_compliance_keys_and_counts(tmp_path: Path) -> None:
     out = _run(tmp_path / "r", resolved=3, n=5, incomplete=1)
     s = json.loads((out / "swebench_summary.json").read_text())
-    assert {"kind", "profile", "instances", "resolved", "incomplete", "score", "concurrency", "runtime", "instance_ids", "results"} <= s.keys()
-    assert (s["kind"], s["instances"], s["resolved"], s["incomplete"], s["score"], s["concurrency"]) == ("swebench", 5, 3, 1, 0.6, 8)
+    assert {
+        "kind",
+        "profile",
+        "instances",
+        "resolved",
+        "incomplete",
+        "score",
+        "concurrency",
+        "runtime",
+        "instance_ids",
+        "results",
+    } <= s.keys()
+    assert (s["kind"], s["instances"], s["resolved"], s["incomplete"], s["score"], s["concurrency"]) == (
+        "swebench",
+        5,
+        3,
+        1,
+        0.6,
+        8,
+    )
     assert s["instance_ids"] == ["i0", "i1", "i2", "i3", "i4"]
-    assert s["results"] == {"i0": "resolved", "i1": "resolved", "i2": "resolved", "i3": "unresolved", "i4": "incomplete"}
+    assert s["results"] == {
+        "i0": "resolved",
+        "i1": "resolved",
+        "i2": "resolved",
+        "i3": "unresolved",
+        "i4": "incomplete",
+    }
 
 
 def test_scores_json_is_merged_not_clobbered(tmp_path: Path) -> None:

@@ -35,7 +35,13 @@ SCRIPTS: dict[str, list[str]] = {
 
 
 def _git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd, check=True, capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return done.stdout.strip()
 
 
@@ -57,18 +63,23 @@ def make_test_patch() -> str:
 
 
 def eval_script(base: str) -> str:
-    return "\n".join([
-        "#!/bin/bash",
-        "set -uxo pipefail",
-        "cd /testbed",
-        "git apply -v - <<'EOF_114329324912'",
-        make_test_patch().rstrip("\n"),
-        "EOF_114329324912",
-        ": '>>>>> Start Test Output'",
-        f"PYTHONDONTWRITEBYTECODE=1 {sys.executable} -m pytest -rA -p no:cacheprovider tests/test_calc.py",
-        ": '>>>>> End Test Output'",
-        f"git checkout {base} -- calc.py",
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                "#!/bin/bash",
+                "set -uxo pipefail",
+                "cd /testbed",
+                "git apply -v - <<'EOF_114329324912'",
+                make_test_patch().rstrip("\n"),
+                "EOF_114329324912",
+                ": '>>>>> Start Test Output'",
+                f"PYTHONDONTWRITEBYTECODE=1 {sys.executable} -m pytest -rA -p no:cacheprovider tests/test_calc.py",
+                ": '>>>>> End Test Output'",
+                f"git checkout {base} -- calc.py",
+            ]
+        )
+        + "\n"
+    )
 
 
 def instance(iid: str, script: str, base: str, repo: str = "toy/calc") -> dict[str, Any]:
@@ -112,7 +123,9 @@ class ScriptedEndpoint:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
                 with endpoint._lock:
-                    endpoint.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+                    endpoint.requests.append(
+                        {"path": self.path, "auth": self.headers.get("Authorization"), "body": body}
+                    )
                 reply = endpoint.answer(body)
                 if body.get("stream"):
                     self._sse(reply)
@@ -126,10 +139,22 @@ class ScriptedEndpoint:
 
             def _sse(self, reply: dict[str, Any]) -> None:
                 msg = reply["choices"][0]["message"]
-                delta = {"role": "assistant", "content": msg["content"], "tool_calls": [{**tc, "index": i} for i, tc in enumerate(msg["tool_calls"])]}
+                delta = {
+                    "role": "assistant",
+                    "content": msg["content"],
+                    "tool_calls": [{**tc, "index": i} for i, tc in enumerate(msg["tool_calls"])],
+                }
                 chunks = [
-                    {**reply, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-                    {**reply, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+                    {
+                        **reply,
+                        "object": "chat.completion.chunk",
+                        "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+                    },
+                    {
+                        **reply,
+                        "object": "chat.completion.chunk",
+                        "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+                    },
                 ]
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
@@ -157,15 +182,23 @@ class ScriptedEndpoint:
             "object": "chat.completion",
             "created": 0,
             "model": body["model"],
-            "choices": [{
-                "index": 0,
-                "message": {
-                    "role": "assistant",
-                    "content": f"THOUGHT: step {step} of script {name}.",
-                    "tool_calls": [{"id": f"call_{step}", "type": "function", "function": {"name": "bash", "arguments": json.dumps({"command": command})}}],
-                },
-                "finish_reason": "tool_calls",
-            }],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {
+                        "role": "assistant",
+                        "content": f"THOUGHT: step {step} of script {name}.",
+                        "tool_calls": [
+                            {
+                                "id": f"call_{step}",
+                                "type": "function",
+                                "function": {"name": "bash", "arguments": json.dumps({"command": command})},
+                            }
+                        ],
+                    },
+                    "finish_reason": "tool_calls",
+                }
+            ],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
         }
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import count
 from pathlib import Path
-from typing import Callable
 
 import pytest
-
 from reliability_helpers import build_shards
 
 

@@ -16,8 +16,8 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 PREFLIGHT_HEADER = "x-trajbench-preflight"
 
@@ -74,7 +74,7 @@ class Conn:
                 data = self.sock.recv(65536)
                 if not data:
                     return True
-        except socket.timeout:
+        except TimeoutError:
             return False
         except OSError:
             return True
@@ -93,7 +93,9 @@ class Conn:
             head, self._buf = self._buf.split(b"\r\n\r\n", 1)
             lines = head.decode("latin-1").split("\r\n")
             method, path, _ = lines[0].split(" ", 2)
-            headers = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines[1:] if ":" in line)}
+            headers = {
+                k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines[1:] if ":" in line)
+            }
             n = int(headers.get("content-length", "0"))
             while len(self._buf) < n:
                 data = self.sock.recv(65536)
@@ -113,8 +115,14 @@ Behave = Callable[[Conn, Request, int], bool]
 class HostileServer:
     """`with HostileServer(behave) as srv: srv.url`; `srv.requests` counts turn requests."""
 
-    def __init__(self, behave: Behave, *, models: tuple[str, ...] | None = ("m",), health: dict | None = None,
-                 preflight: Behave | None = None) -> None:
+    def __init__(
+        self,
+        behave: Behave,
+        *,
+        models: tuple[str, ...] | None = ("m",),
+        health: dict | None = None,
+        preflight: Behave | None = None,
+    ) -> None:
         self.behave = behave
         self.preflight = preflight
         self.models = models
@@ -137,7 +145,7 @@ class HostileServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> "HostileServer":
+    def __enter__(self) -> HostileServer:
         self._thread.start()
         return self
 
@@ -155,7 +163,7 @@ class HostileServer:
         while not self._stop.is_set():
             try:
                 sock, _ = self._listener.accept()
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 return
@@ -189,7 +197,9 @@ class HostileServer:
 
     def _get(self, conn: Conn, req: Request) -> bool:
         if req.path.rstrip("/").endswith("/v1/models") and self.models is not None:
-            return conn.send(json_response(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in self.models]}))
+            return conn.send(
+                json_response(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in self.models]})
+            )
         if req.path.rstrip("/").endswith("/health"):
             return conn.send(json_response(200, self.health))
         return conn.send(json_response(404, {"error": {"message": f"no route {req.path}"}}))
@@ -198,7 +208,12 @@ class HostileServer:
 # ---- response pieces
 def json_response(status: int, obj: object, extra_headers: bytes = b"") -> bytes:
     body = json.dumps(obj).encode()
-    return b"HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n%s" % (status, len(body), extra_headers, body)
+    return b"HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n%s" % (
+        status,
+        len(body),
+        extra_headers,
+        body,
+    )
 
 
 SSE_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -209,7 +224,9 @@ def chunk(payload: bytes) -> bytes:
 
 
 def delta(text: str) -> bytes:
-    return b'data: {"choices":[{"index":0,"delta":{"content":%s},"finish_reason":null}]}\n\n' % json.dumps(text).encode()
+    return (
+        b'data: {"choices":[{"index":0,"delta":{"content":%s},"finish_reason":null}]}\n\n' % json.dumps(text).encode()
+    )
 
 
 FINISH = b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'

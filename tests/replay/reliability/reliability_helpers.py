@@ -45,7 +45,9 @@ def cli_command(args: list[str]) -> list[str]:
 
 def cli_process(args: list[str], **kw: Any) -> subprocess.Popen[str]:
     """`trajbench ARGS` as a child process (text pipes)."""
-    return subprocess.Popen(cli_command(args), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    return subprocess.Popen(
+        cli_command(args), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw
+    )
 
 
 # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the forking parent (here pytest, whose
@@ -62,7 +64,9 @@ _MEASURED = (
 def cli_measured(args: list[str], timeout: float = 120) -> tuple[int, str, str, float]:
     """`trajbench ARGS` in a child process that reports its own peak RSS as it exits:
     (exit code, stdout, stderr without that line, peak RSS in MiB)."""
-    done = subprocess.run([sys.executable, "-c", _MEASURED, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURED, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
     lines = done.stderr.splitlines()
     peak = [int(line.split()[1]) for line in lines if line.startswith("PEAK_RSS_KB ")]
     assert peak, f"the child did not report its peak RSS; stderr:\n{done.stderr}"

@@ -6,28 +6,42 @@ from __future__ import annotations
 import json
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
-
 from hostile import Conn, HostileServer, Request, answer, json_response
 from loopback_server import LoopbackServer, Reply
 from reliability_helpers import cli_in_process, cli_process, summary_of
+
 from replay.records import read_records
 
 
 def _status(status: int, message: str) -> Callable[[Conn, Request, int], bool]:
     def behave(conn: Conn, req: Request, n: int) -> bool:
         return conn.send(json_response(status, {"error": {"message": message}}))
+
     return behave
 
 
-def test_when_every_turn_fails_the_run_exits_3_and_says_why(make_shards: Callable[..., Path], tmp_path: Path, capsys) -> None:
+def test_when_every_turn_fails_the_run_exits_3_and_says_why(
+    make_shards: Callable[..., Path], tmp_path: Path, capsys
+) -> None:
     out = tmp_path / "run"
     with HostileServer(_status(500, "CUDA error: out of memory")) as srv:
-        code, stdout, stderr = cli_in_process(["replay", "run", str(make_shards({"a": [0.0, 0.0], "b": [0.0]})), "--endpoint", srv.url,
-                                               "--out", str(out), "--no-delays"], capsys)
+        code, stdout, stderr = cli_in_process(
+            [
+                "replay",
+                "run",
+                str(make_shards({"a": [0.0, 0.0], "b": [0.0]})),
+                "--endpoint",
+                srv.url,
+                "--out",
+                str(out),
+                "--no-delays",
+            ],
+            capsys,
+        )
     assert code == 3
     assert stderr.strip() == (
         f"Error: every one of the 2 issued turns failed (http 2); nothing was measured. First error: http: HTTP 500: "
@@ -44,7 +58,9 @@ def test_when_every_turn_fails_the_run_exits_3_and_says_why(make_shards: Callabl
     assert "--tokenizer" not in stdout
 
 
-def test_a_sweep_stops_at_a_point_where_every_turn_failed_and_resumes_there(make_shards: Callable[..., Path], tmp_path: Path, capsys) -> None:
+def test_a_sweep_stops_at_a_point_where_every_turn_failed_and_resumes_there(
+    make_shards: Callable[..., Path], tmp_path: Path, capsys
+) -> None:
     shards = make_shards({"a": [0.0], "b": [0.0]})
     args = ["replay", "sweep", str(shards), "-c", "1,2", "--no-delays", "--out", str(tmp_path / "sweep")]
     with HostileServer(_status(503, "overloaded")) as srv:
@@ -57,7 +73,10 @@ def test_a_sweep_stops_at_a_point_where_every_turn_failed_and_resumes_there(make
         code, stdout, stderr = cli_in_process([*args, "--endpoint", srv.url], capsys)
     assert code == 0, stderr
     assert "C=1: replaying" in stdout and "kept" not in stdout  # the failed point is rerun, not kept
-    assert [p["status"] for p in json.loads((tmp_path / "sweep" / "sweep.json").read_text())["points"]] == ["done", "done"]
+    assert [p["status"] for p in json.loads((tmp_path / "sweep" / "sweep.json").read_text())["points"]] == [
+        "done",
+        "done",
+    ]
 
 
 @pytest.mark.parametrize("command", ["run", "sweep"])
@@ -65,16 +84,36 @@ def test_the_exit_codes_are_in_the_help(command: str, capsys) -> None:
     code, stdout, _ = cli_in_process(["replay", command, "--help"], capsys)
     text = " ".join(stdout.split())
     assert code == 0
-    for line in ("Exit codes:", "0 finished, and at least one turn succeeded", "1 Error: something stopped the run",
-                 "2 a usage error", "3 every issued turn failed", "130 interrupted"):
+    for line in (
+        "Exit codes:",
+        "0 finished, and at least one turn succeeded",
+        "1 Error: something stopped the run",
+        "2 a usage error",
+        "3 every issued turn failed",
+        "130 interrupted",
+    ):
         assert line in text
 
 
 def test_ctrl_c_stops_a_sweep_at_its_point_with_exit_130(make_shards: Callable[..., Path], tmp_path: Path) -> None:
     folder = tmp_path / "sweep"
     with LoopbackServer(lambda body, headers: Reply(chunks=20, chunk_delay=0.1)) as srv:
-        proc = cli_process(["replay", "sweep", str(make_shards({"a": [0.0], "b": [0.0]})), "-c", "1,2", "--endpoint", srv.base_url,
-                            "--no-delays", "--drain-timeout", "0", "--out", str(folder)])
+        proc = cli_process(
+            [
+                "replay",
+                "sweep",
+                str(make_shards({"a": [0.0], "b": [0.0]})),
+                "-c",
+                "1,2",
+                "--endpoint",
+                srv.base_url,
+                "--no-delays",
+                "--drain-timeout",
+                "0",
+                "--out",
+                str(folder),
+            ]
+        )
         try:
             deadline = time.monotonic() + 60
             while not srv.books.requests and time.monotonic() < deadline:
@@ -88,5 +127,8 @@ def test_ctrl_c_stops_a_sweep_at_its_point_with_exit_130(make_shards: Callable[.
         sent = len(srv.books.requests)
     assert proc.returncode == 130, err
     assert f"Interrupted: sweep {folder} stopped by a signal: C=1 was interrupted and will be rerun" in err
-    assert [p["status"] for p in json.loads((folder / "sweep.json").read_text())["points"]] == ["interrupted", "pending"]
+    assert [p["status"] for p in json.loads((folder / "sweep.json").read_text())["points"]] == [
+        "interrupted",
+        "pending",
+    ]
     assert sent == 1 and not (folder / "c0002").exists()  # C=2 never started

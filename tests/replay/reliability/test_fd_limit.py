@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import resource
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
-
 from loopback_server import LoopbackServer, Reply
 from reliability_helpers import ROOT, cli_command, summary_of
+
 from replay.limits import FD_MARGIN, fds_needed
 
 C = 160  # above the lowered soft limit below: every slot holds a socket at once
@@ -23,7 +23,9 @@ def _limited(soft: int, hard: int) -> Callable[[], None]:
 
 
 def _run(args: list[str], soft: int, hard: int) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cli_command(args), cwd=ROOT, capture_output=True, text=True, timeout=180, preexec_fn=_limited(soft, hard))
+    return subprocess.run(
+        cli_command(args), cwd=ROOT, capture_output=True, text=True, timeout=180, preexec_fn=_limited(soft, hard)
+    )
 
 
 @pytest.fixture
@@ -38,7 +40,11 @@ def test_the_soft_limit_is_raised_to_what_the_concurrency_needs(wide_shards: Pat
     out = tmp_path / "run"
     # every turn takes 0.5 s, so all C slots hold a connection at the same time
     with LoopbackServer(lambda body, headers: Reply(chunks=2, chunk_delay=0.25)) as srv:
-        done = _run(["replay", "run", str(wide_shards), "--endpoint", srv.base_url, "-c", str(C), "--out", str(out)], soft=100, hard=hard)
+        done = _run(
+            ["replay", "run", str(wide_shards), "--endpoint", srv.base_url, "-c", str(C), "--out", str(out)],
+            soft=100,
+            hard=hard,
+        )
     assert done.returncode == 0, done.stderr
     s = summary_of(out)
     assert (s["n_samples_issued"], s["n_samples_completed"], s["trajbench"]["errors_by_kind"]) == (C, C, {})
@@ -48,7 +54,11 @@ def test_the_soft_limit_is_raised_to_what_the_concurrency_needs(wide_shards: Pat
 def test_a_hard_limit_too_low_refuses_the_run_before_it_starts(wide_shards: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     with LoopbackServer() as srv:
-        done = _run(["replay", "run", str(wide_shards), "--endpoint", srv.base_url, "-c", str(C), "--out", str(out)], soft=100, hard=100)
+        done = _run(
+            ["replay", "run", str(wide_shards), "--endpoint", srv.base_url, "-c", str(C), "--out", str(out)],
+            soft=100,
+            hard=100,
+        )
     need = C + FD_MARGIN
     assert done.returncode == 1
     assert done.stderr.strip() == (
@@ -60,9 +70,25 @@ def test_a_hard_limit_too_low_refuses_the_run_before_it_starts(wide_shards: Path
 
 
 def test_the_refusal_suggests_workers_when_they_would_fit(wide_shards: Path, tmp_path: Path) -> None:
-    done = _run(["replay", "run", str(wide_shards), "--endpoint", "http://127.0.0.1:9", "-c", str(C), "--out", str(tmp_path / "run")],
-                soft=200, hard=200)
-    assert done.returncode == 1 and "spread the slots over processes with --workers 3, or lower --concurrency" in done.stderr
+    done = _run(
+        [
+            "replay",
+            "run",
+            str(wide_shards),
+            "--endpoint",
+            "http://127.0.0.1:9",
+            "-c",
+            str(C),
+            "--out",
+            str(tmp_path / "run"),
+        ],
+        soft=200,
+        hard=200,
+    )
+    assert (
+        done.returncode == 1
+        and "spread the slots over processes with --workers 3, or lower --concurrency" in done.stderr
+    )
     assert fds_needed(C, 3) <= 200  # what it suggests does fit
 
 

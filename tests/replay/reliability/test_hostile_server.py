@@ -7,13 +7,14 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
-
 from hostile import DONE, END, FINISH, SSE_HEAD, Behave, Conn, HostileServer, Request, chunk, delta
 from reliability_helpers import cli_measured, summary_of
+
 from replay.config import ResponseLimits, RunConfig
 from replay.records import read_records
 from replay.run import run_replay
@@ -54,6 +55,7 @@ def _one_line(size: int) -> Behave:
         text = b"y" * size
         event = b'data: {"choices":[{"index":0,"delta":{"content":"' + text + b'"},"finish_reason":null}]}\n\n'
         return conn.send(SSE_HEAD + chunk(event) + chunk(FINISH) + chunk(DONE) + END)
+
     return behave
 
 
@@ -81,17 +83,31 @@ def _silent(conn: Conn, req: Request, n: int) -> bool:
 
 
 # ---- memory: the hostile case in a child process, its peak RSS bounded
-@pytest.mark.parametrize(("behave", "options", "message"), [
-    (_flood, ["--max-response-mb", "16"], "too_large: the response exceeded 16 MiB (raise the cap with --max-response-mb)"),
-    (_endless_headers, [], "too_large: the response head (status line and headers) exceeded 64 KiB (raise the cap with --max-header-kb)"),
-], ids=["endless-stream", "endless-headers"])
-def test_an_endless_response_fails_its_turn_within_a_memory_bound(behave: Behave, options: list[str], message: str,
-                                                                  make_shards: Callable[..., Path], tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("behave", "options", "message"),
+    [
+        (
+            _flood,
+            ["--max-response-mb", "16"],
+            "too_large: the response exceeded 16 MiB (raise the cap with --max-response-mb)",
+        ),
+        (
+            _endless_headers,
+            [],
+            "too_large: the response head (status line and headers) exceeded 64 KiB (raise the cap with --max-header-kb)",
+        ),
+    ],
+    ids=["endless-stream", "endless-headers"],
+)
+def test_an_endless_response_fails_its_turn_within_a_memory_bound(
+    behave: Behave, options: list[str], message: str, make_shards: Callable[..., Path], tmp_path: Path
+) -> None:
     shards = make_shards({"h1": [0.0, 0.0]})
     out = tmp_path / "run"
     with HostileServer(behave) as srv:
-        code, stdout, stderr, peak_mib = cli_measured(["replay", "run", str(shards), "--endpoint", srv.url, "--out", str(out),
-                                                       "--turn-timeout", "20", *options])
+        code, stdout, stderr, peak_mib = cli_measured(
+            ["replay", "run", str(shards), "--endpoint", srv.url, "--out", str(out), "--turn-timeout", "20", *options]
+        )
     assert code == 3, stderr
     assert f"Error: the 1 issued turn failed (too_large 1); nothing was measured. First error: {message}." in stderr
     first, second = read_records(out)
@@ -105,24 +121,40 @@ def test_the_default_response_cap_is_64_mib(make_shards: Callable[..., Path], tm
     with HostileServer(_flood) as srv:
         run_dir = replay(make_shards({"h1": [0.0]}), tmp_path / "run", srv.url, turn_timeout=20)
     (r,) = read_records(run_dir)
-    assert (r.error_kind, r.error_message) == ("too_large", "the response exceeded 64 MiB (raise the cap with --max-response-mb)")
+    assert (r.error_kind, r.error_message) == (
+        "too_large",
+        "the response exceeded 64 MiB (raise the cap with --max-response-mb)",
+    )
 
 
 def test_a_json_body_instead_of_a_stream_is_capped_too(make_shards: Callable[..., Path], tmp_path: Path) -> None:
     with HostileServer(_huge_json) as srv:
-        run_dir = replay(make_shards({"h1": [0.0]}), tmp_path / "run", srv.url, turn_timeout=20,
-                         limits=ResponseLimits(max_response_bytes=4 << 20))
+        run_dir = replay(
+            make_shards({"h1": [0.0]}),
+            tmp_path / "run",
+            srv.url,
+            turn_timeout=20,
+            limits=ResponseLimits(max_response_bytes=4 << 20),
+        )
     (r,) = read_records(run_dir)
-    assert (r.error_kind, r.error_message) == ("too_large", "the response exceeded 4 MiB (raise the cap with --max-response-mb)")
+    assert (r.error_kind, r.error_message) == (
+        "too_large",
+        "the response exceeded 4 MiB (raise the cap with --max-response-mb)",
+    )
 
 
-def test_a_10_mb_sse_line_fails_the_turn_unless_the_event_cap_is_raised(make_shards: Callable[..., Path], tmp_path: Path) -> None:
+def test_a_10_mb_sse_line_fails_the_turn_unless_the_event_cap_is_raised(
+    make_shards: Callable[..., Path], tmp_path: Path
+) -> None:
     shards = make_shards({"h1": [0.0]})
     with HostileServer(_one_line(10 << 20)) as srv:
         capped = replay(shards, tmp_path / "capped", srv.url)
         raised = replay(shards, tmp_path / "raised", srv.url, limits=ResponseLimits(max_event_bytes=16 << 20))
     (r,) = read_records(capped)
-    assert (r.error_kind, r.error_message) == ("too_large", "an SSE line is longer than 8 MiB (raise the cap with --max-event-mb)")
+    assert (r.error_kind, r.error_message) == (
+        "too_large",
+        "an SSE line is longer than 8 MiB (raise the cap with --max-event-mb)",
+    )
     (ok,) = read_records(raised)
     assert ok.ok and len(ok.content) == 10 << 20
 
@@ -139,7 +171,9 @@ def test_an_event_split_over_endless_data_lines_is_capped() -> None:
 
 # ---- the turn timeout is one deadline over the whole exchange
 @pytest.mark.parametrize("behave", [_trickle, _silent], ids=["trickling-stream", "no-response"])
-def test_the_turn_timeout_bounds_the_whole_exchange(behave: Behave, make_shards: Callable[..., Path], tmp_path: Path) -> None:
+def test_the_turn_timeout_bounds_the_whole_exchange(
+    behave: Behave, make_shards: Callable[..., Path], tmp_path: Path
+) -> None:
     shards = make_shards({"h1": [0.0]})
     with HostileServer(behave) as srv:
         t0 = time.monotonic()

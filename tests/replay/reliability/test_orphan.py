@@ -12,13 +12,13 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import httpx
 import pytest
-
 from reliability_helpers import ROOT, cli_process
+
 from replay.sim import start_simulator
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc to find child processes")
@@ -68,10 +68,27 @@ def _port_free(port: int) -> bool:
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_a_sigkilled_run_leaves_no_simulator_or_worker_behind(workers: int, make_shards: Callable[..., Path], tmp_path: Path) -> None:
+def test_a_sigkilled_run_leaves_no_simulator_or_worker_behind(
+    workers: int, make_shards: Callable[..., Path], tmp_path: Path
+) -> None:
     shards = make_shards({f"t{i}": [0.0, 0.0] for i in range(4)})
     out = tmp_path / "run"
-    proc = cli_process(["replay", "run", str(shards), "-c", "2", "--workers", str(workers), "--no-delays", "--out", str(out), "--sim-args", SLOW])
+    proc = cli_process(
+        [
+            "replay",
+            "run",
+            str(shards),
+            "-c",
+            "2",
+            "--workers",
+            str(workers),
+            "--no-delays",
+            "--out",
+            str(out),
+            "--sim-args",
+            SLOW,
+        ]
+    )
     try:
         assert _wait(lambda: (out / "records.jsonl").exists() or proc.poll() is not None, 60), "the run never started"
         assert proc.poll() is None, proc.communicate()[1]
@@ -80,13 +97,17 @@ def test_a_sigkilled_run_leaves_no_simulator_or_worker_behind(workers: int, make
 
         def started() -> bool:  # the records file opens before the worker processes are spawned
             kids = _children(proc.pid)
-            return sum("replay.sim" in c for _, c in kids) == 1 and sum("spawn_main" in c for _, c in kids) == want_workers
+            return (
+                sum("replay.sim" in c for _, c in kids) == 1 and sum("spawn_main" in c for _, c in kids) == want_workers
+            )
 
         assert _wait(started, 30), _children(proc.pid)
         children = _children(proc.pid)
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
-        assert _wait(lambda: all(_gone(pid) for pid, _ in children), 10), [(pid, cmd, _state(pid)) for pid, cmd in children]
+        assert _wait(lambda: all(_gone(pid) for pid, _ in children), 10), [
+            (pid, cmd, _state(pid)) for pid, cmd in children
+        ]
         assert _wait(lambda: _port_free(port), 5)
     finally:
         if proc.poll() is None:
@@ -117,8 +138,12 @@ def test_sigterm_stops_the_simulator_with_streams_in_flight() -> None:
 
         def hang() -> None:
             try:
-                with httpx.stream("POST", sim.base_url + "/v1/chat/completions", timeout=30,
-                                  json={"messages": [{"role": "user", "content": "hi"}], "stream": True}) as r:
+                with httpx.stream(
+                    "POST",
+                    sim.base_url + "/v1/chat/completions",
+                    timeout=30,
+                    json={"messages": [{"role": "user", "content": "hi"}], "stream": True},
+                ) as r:
                     stalled.set()
                     for _ in r.iter_raw():
                         pass

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
-
-from reliability_helpers import summary_of
 from hostile import Conn, HostileServer, Request, answer, reset_after
+from reliability_helpers import summary_of
+
 from replay.config import RunConfig
 from replay.records import read_records
 from replay.run import run_replay
@@ -23,7 +24,9 @@ def replay(shards: Path, out: Path, url: str, **kw: Any) -> Path:
     return asyncio.run(run_replay(RunConfig(shards=str(shards), endpoint=url, out=str(out), display=False, **kw)))
 
 
-def test_a_request_reset_right_after_it_was_written_is_failed_never_resent(make_shards: Callable[..., Path], tmp_path: Path) -> None:
+def test_a_request_reset_right_after_it_was_written_is_failed_never_resent(
+    make_shards: Callable[..., Path], tmp_path: Path
+) -> None:
     # Every third turn request is read, then the connection is reset: on a kept-alive socket,
     # before any response byte. The old transport resent those on a fresh socket and the turn
     # "succeeded": the server saw more requests than turns were issued, the summary no failure.
@@ -42,7 +45,9 @@ def test_a_request_reset_right_after_it_was_written_is_failed_never_resent(make_
     assert "reset" in (run_dir / "report.txt").read_text()
 
 
-def test_a_reset_two_seconds_into_a_request_is_a_failure_that_keeps_its_time(make_shards: Callable[..., Path], tmp_path: Path) -> None:
+def test_a_reset_two_seconds_into_a_request_is_a_failure_that_keeps_its_time(
+    make_shards: Callable[..., Path], tmp_path: Path
+) -> None:
     shards = make_shards({"slow": [0.0, 0.0, 0.0]})
     with HostileServer(reset_after(2.0, every=2)) as srv:
         run_dir = replay(shards, tmp_path / "run", srv.url)
@@ -52,7 +57,11 @@ def test_a_reset_two_seconds_into_a_request_is_a_failure_that_keeps_its_time(mak
     assert srv.requests == 2  # the reset turn was not sent again
     s = summary_of(run_dir)
     ours = s["trajbench"]
-    assert (ours["turns"]["sent"], ours["turns"]["failed"], ours["errors_by_kind"]) == (2, 1, {"aborted": 1, "reset": 1})
+    assert (ours["turns"]["sent"], ours["turns"]["failed"], ours["errors_by_kind"]) == (
+        2,
+        1,
+        {"aborted": 1, "reset": 1},
+    )
     assert (s["n_samples_issued"], s["n_samples_failed"]) == (3, 2)  # the reference counts the aborted turn too
 
 
@@ -63,7 +72,9 @@ def _close_when_idle(conn: Conn, req: Request, n: int) -> bool:
     return False
 
 
-def test_an_idle_socket_the_server_closed_is_replaced_silently(make_shards: Callable[..., Path], tmp_path: Path) -> None:
+def test_an_idle_socket_the_server_closed_is_replaced_silently(
+    make_shards: Callable[..., Path], tmp_path: Path
+) -> None:
     shards = make_shards({"idle": [0.0, 0.3, 0.3]})  # each later turn finds its socket closed
     with HostileServer(_close_when_idle) as srv:
         run_dir = replay(shards, tmp_path / "run", srv.url)
@@ -75,6 +86,7 @@ def test_an_idle_socket_the_server_closed_is_replaced_silently(make_shards: Call
 def test_the_transport_counts_silent_reconnects_then_stops_reusing() -> None:
     """The first idle socket found closed is replaced (counted); from then on the pool knows the
     server closes its sockets early and opens a fresh one per request, so nothing more is lost."""
+
     async def go(url: str) -> FastTransport:
         transport = FastTransport(2)
         async with httpx.AsyncClient(transport=transport) as c:

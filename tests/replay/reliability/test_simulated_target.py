@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import httpx
 import pytest
+from reliability_helpers import ROOT, cli_command, cli_in_process, cli_process
 
 import traces
-from reliability_helpers import ROOT, cli_command, cli_in_process, cli_process
 
 ZERO = ["--osl-mean", "8", "--step-base-ms", "0", "--prefill-ms-per-token", "0", "--batch-ms-per-seq", "0"]
 
@@ -35,7 +35,9 @@ def serve_sim() -> Iterator[str]:
 def test_every_simulator_response_says_so(serve_sim: str) -> None:
     for path in ("/health", "/v1/models", "/metrics", "/no-such-route"):
         assert httpx.get(serve_sim + path, timeout=10).headers["X-Simulated"] == "trajbench-sim", path
-    chat = httpx.post(serve_sim + "/v1/chat/completions", json={"messages": [{"role": "user", "content": "hi"}]}, timeout=10)
+    chat = httpx.post(
+        serve_sim + "/v1/chat/completions", json={"messages": [{"role": "user", "content": "hi"}]}, timeout=10
+    )
     assert chat.headers["X-Simulated"] == "trajbench-sim" and chat.json()["system_fingerprint"] == "trajbench-sim"
 
 
@@ -45,32 +47,63 @@ def test_a_run_against_a_standalone_simulator_is_recorded_simulated_and_never_of
 ) -> None:
     shards = make_shards({"a": [0.0, 0.0], "b": [0.0]})
     run = tmp_path / "run"
-    code, stdout, stderr = cli_in_process(["replay", "run", str(shards), "--endpoint", serve_sim, "--out", str(run), "--no-delays",
-                                           *(["--skip-preflight"] if skip else [])], capsys)
+    code, stdout, stderr = cli_in_process(
+        [
+            "replay",
+            "run",
+            str(shards),
+            "--endpoint",
+            serve_sim,
+            "--out",
+            str(run),
+            "--no-delays",
+            *(["--skip-preflight"] if skip else []),
+        ],
+        capsys,
+    )
     assert code == 0, stderr
     cfg = json.loads((run / "run.json").read_text())
     assert cfg["target"] == "simulated"
-    assert cfg["target_evidence"] == "GET /health says simulated; GET /v1/models says simulated; X-Simulated header on GET /health"
+    assert (
+        cfg["target_evidence"]
+        == "GET /health says simulated; GET /v1/models says simulated; X-Simulated header on GET /health"
+    )
     assert "target      simulated" in stdout
 
-    code, out, err = cli_in_process(["eval", "check", str(run), "--json", "--expected-hash", traces.Shards(shards).content_hash], capsys)
+    code, out, err = cli_in_process(
+        ["eval", "check", str(run), "--json", "--expected-hash", traces.Shards(shards).content_hash], capsys
+    )
     assert code == 1 and err.startswith("Error: ")
     target = next(c for c in json.loads(out)["checks"] if c["check"] == "target")
-    assert target == {"point": str(run), "check": "target", "passed": False,
-                      "reason": f"measured against trajbench's simulator ({cfg['target_evidence']}); official points need a real inference server"}
+    assert target == {
+        "point": str(run),
+        "check": "target",
+        "passed": False,
+        "reason": f"measured against trajbench's simulator ({cfg['target_evidence']}); official points need a real inference server",
+    }
 
 
 def test_the_embedded_simulator_is_recorded_as_such(make_shards: Callable[..., Path], tmp_path: Path, capsys) -> None:
     run = tmp_path / "run"
-    code, _, stderr = cli_in_process(["replay", "run", str(make_shards({"a": [0.0]})), "--out", str(run), "--sim-args", " ".join(ZERO)], capsys)
+    code, _, stderr = cli_in_process(
+        ["replay", "run", str(make_shards({"a": [0.0]})), "--out", str(run), "--sim-args", " ".join(ZERO)], capsys
+    )
     assert code == 0, stderr
     cfg = json.loads((run / "run.json").read_text())
-    assert (cfg["target"], cfg["target_evidence"], cfg["preflight"]["checked"]) == ("simulated", "the embedded simulator (no --endpoint)", True)
+    assert (cfg["target"], cfg["target_evidence"], cfg["preflight"]["checked"]) == (
+        "simulated",
+        "the embedded simulator (no --endpoint)",
+        True,
+    )
 
 
 def test_serve_sim_on_a_port_in_use_says_what_to_do(serve_sim: str) -> None:
     port = serve_sim.rsplit(":", 1)[1]
-    done = subprocess.run(cli_command(["serve-sim", "--port", port]), cwd=ROOT, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        cli_command(["serve-sim", "--port", port]), cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 1
-    assert done.stderr.strip() == (f"Error: cannot listen on 127.0.0.1:{port}: Address already in use; "
-                                   "pick another --port (0 = any free port) or stop the process that holds it")
+    assert done.stderr.strip() == (
+        f"Error: cannot listen on 127.0.0.1:{port}: Address already in use; "
+        "pick another --port (0 = any free port) or stop the process that holds it"
+    )

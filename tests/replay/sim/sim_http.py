@@ -39,7 +39,9 @@ def stream(base_url: str, body: dict[str, Any], headers: dict[str, str] | None =
     out = Stream(0, httpx.Headers())
     with httpx.Client(timeout=timeout) as client:
         try:
-            with client.stream("POST", base_url + "/v1/chat/completions", json={**body, "stream": True}, headers=headers or {}) as r:
+            with client.stream(
+                "POST", base_url + "/v1/chat/completions", json={**body, "stream": True}, headers=headers or {}
+            ) as r:
                 out.status, out.headers = r.status_code, r.headers
                 if r.status_code != 200:
                     r.read()
@@ -53,7 +55,9 @@ def stream(base_url: str, body: dict[str, Any], headers: dict[str, str] | None =
     return out
 
 
-def complete(client: httpx.Client, base_url: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> dict[str, Any]:
+def complete(
+    client: httpx.Client, base_url: str, body: dict[str, Any], headers: dict[str, str] | None = None
+) -> dict[str, Any]:
     r = client.post(base_url + "/v1/chat/completions", json={**body, "stream": False}, headers=headers or {})
     r.raise_for_status()
     return r.json()
@@ -63,11 +67,27 @@ def chat(text: str | None = None, tools: bool = False, max_tokens: int | None = 
     """A small chat body whose prompt is unique unless `text` is given (tests share servers)."""
     body: dict[str, Any] = {
         "model": "test-model",
-        "messages": [{"role": "system", "content": f"test {next(_unique)}" if text is None else "fixed"}, {"role": "user", "content": text or "hello"}],
+        "messages": [
+            {"role": "system", "content": f"test {next(_unique)}" if text is None else "fixed"},
+            {"role": "user", "content": text or "hello"},
+        ],
         "stream_options": {"include_usage": True},
     }
     if max_tokens is not None:
         body["max_completion_tokens"] = max_tokens
     if tools:
-        body["tools"] = [{"type": "function", "function": {"name": "bash", "description": "run", "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}}]
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": "bash",
+                    "description": "run",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"command": {"type": "string"}},
+                        "required": ["command"],
+                    },
+                },
+            }
+        ]
     return body

@@ -24,7 +24,9 @@ def shards_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def replay_instance(url: str, shards: Shards, trajectory: str, *, repeat: int = 1, marker: bool = True) -> list[dict[str, Any]]:
+def replay_instance(
+    url: str, shards: Shards, trajectory: str, *, repeat: int = 1, marker: bool = True
+) -> list[dict[str, Any]]:
     """Send every turn of one trajectory instance in order; returns each response's usage and replica."""
     inst = shards.find(trajectory)
     profile = get_profile("kimi-k3")
@@ -32,7 +34,11 @@ def replay_instance(url: str, shards: Shards, trajectory: str, *, repeat: int = 
     with httpx.Client(timeout=30) as client:
         for p in iter_prompts(inst, salt=salt_for(shards, trajectory, repeat), markers=marker):
             body = request_body(p.messages, p.tools, profile, max_completion_tokens=200)
-            r = client.post(url + "/v1/chat/completions", json={**body, "stream": False}, headers={"X-Session-ID": logical_id(trajectory, repeat)})
+            r = client.post(
+                url + "/v1/chat/completions",
+                json={**body, "stream": False},
+                headers={"X-Session-ID": logical_id(trajectory, repeat)},
+            )
             r.raise_for_status()
             out.append({**r.json()["usage"], "replica": int(r.headers["X-Sim-Replica"])})
     return out
@@ -76,7 +82,9 @@ def test_oracle_answers_the_recording_and_refuses_unknown_prompts(start_sim, sha
     with httpx.Client(timeout=30) as client:
         msg = complete(client, url, {"messages": prompt.messages, "tools": prompt.tools})["choices"][0]["message"]
         expected = prompt.row.expected
-        assert msg["content"] == expected.get("content") and msg.get("reasoning_content") == expected.get("reasoning_content")
+        assert msg["content"] == expected.get("content") and msg.get("reasoning_content") == expected.get(
+            "reasoning_content"
+        )
         r = client.post(url + "/v1/chat/completions", json={"messages": [{"role": "user", "content": "not recorded"}]})
     assert r.status_code == 404 and "not in the shards" in r.json()["error"]["message"]
 
@@ -89,7 +97,9 @@ def per_replica(url: str, series: str) -> dict[str, float]:
 def test_affinity_keeps_sessions_on_one_replica(start_sim, shards_dir: Path, router: str) -> None:  # type: ignore[no-untyped-def]
     url = start_sim(fresh=True, replicas=4, router=router, **ZERO).base_url
     shards = Shards(shards_dir)
-    runs = {tid: replay_instance(url, shards, tid) for tid in ("acme__widgets-101", "acme__parser-7", "sim_001", "sim_002")}
+    runs = {
+        tid: replay_instance(url, shards, tid) for tid in ("acme__widgets-101", "acme__parser-7", "sim_001", "sim_002")
+    }
     placed = {tid: {t["replica"] for t in turns} for tid, turns in runs.items()}
     hits = per_replica(url, "prompt_tokens_cached_total")
     prompt = sum(per_replica(url, "prompt_tokens_total").values())

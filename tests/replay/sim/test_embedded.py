@@ -49,12 +49,20 @@ def test_registry_tokenizer_counts_the_prompt(start_sim) -> None:  # type: ignor
 
     try:
         tok = tokenizers.load_tokenizer("qwen3.6")
-    except Exception as exc:  # noqa: BLE001 - the vocabulary package may be absent
+    except Exception as exc:
         pytest.skip(f"qwen3.6 tokenizer unavailable: {exc}")
     url = start_sim(tokenizer="qwen3.6", step_base_ms=0.0, prefill_ms_per_token=0.0, batch_ms_per_seq=0.0).base_url
-    messages = [{"role": "system", "content": "You are a careful engineer. " * 40}, {"role": "user", "content": "Fix parser.py"}]
+    messages = [
+        {"role": "system", "content": "You are a careful engineer. " * 40},
+        {"role": "user", "content": "Fix parser.py"},
+    ]
     with httpx.Client(timeout=30) as client:
-        first, second = (client.post(url + "/v1/chat/completions", json={"messages": messages, "max_completion_tokens": 3}).json()["usage"] for _ in range(2))
+        first, second = (
+            client.post(url + "/v1/chat/completions", json={"messages": messages, "max_completion_tokens": 3}).json()[
+                "usage"
+            ]
+            for _ in range(2)
+        )
     assert first["prompt_tokens"] == len(tok.encode(render_prompt(messages, None)))
     assert first["prompt_tokens_details"]["cached_tokens"] == 0 < second["prompt_tokens_details"]["cached_tokens"]
     assert httpx.get(url + "/health").json()["tokenizer"] == "qwen3.6"

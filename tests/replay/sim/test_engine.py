@@ -112,10 +112,13 @@ def test_rendering_appends_and_answers_render_like_history() -> None:
 
 
 def test_plan_caps_length_and_rebuilds_tool_calls() -> None:
-    answer = Answer(reasoning=("ab", "cd"), tool_calls=(ToolCallPlan("c1", "bash", ('{"co', 'mmand', '": 1}')),))
+    answer = Answer(reasoning=("ab", "cd"), tool_calls=(ToolCallPlan("c1", "bash", ('{"co', "mmand", '": 1}')),))
     full = plan(answer, None)
     assert full.finish_reason == "tool_calls" and full.n_steps == 6
-    assert full.reasoning == "abcd" and full.tool_calls[0]["function"] == {"name": "bash", "arguments": '{"command": 1}'}
+    assert full.reasoning == "abcd" and full.tool_calls[0]["function"] == {
+        "name": "bash",
+        "arguments": '{"command": 1}',
+    }
     cut = plan(answer, 4)
     assert cut.finish_reason == "length" and cut.tool_calls[0]["function"]["arguments"] == '{"co'
     assert plan(Answer(), None).steps() == [(1, 0, "")]
@@ -126,7 +129,9 @@ def test_plan_caps_length_and_rebuilds_tool_calls() -> None:
 def test_config_round_trips_through_arguments() -> None:
     from replay.sim.__main__ import parser
 
-    config = SimConfig(replicas=3, router="round-robin", cache_tokens=None, fail_rate=0.1, fail_kinds=("500", "stall"), seed=9)
+    config = SimConfig(
+        replicas=3, router="round-robin", cache_tokens=None, fail_rate=0.1, fail_kinds=("500", "stall"), seed=9
+    )
     args = vars(parser().parse_args(config_to_args(config)))
     args.pop("host"), args.pop("port")
     assert config_from_options(args) == config

@@ -64,16 +64,23 @@ def test_stall_after_first_chunk(sim_server: str) -> None:
 
 
 def test_forcing_none_overrides_the_fail_rate(start_sim) -> None:  # type: ignore[no-untyped-def]
-    url = start_sim(step_base_ms=0.0, prefill_ms_per_token=0.0, batch_ms_per_seq=0.0, fail_rate=1.0, fail_kinds=("500",)).base_url
+    url = start_sim(
+        step_base_ms=0.0, prefill_ms_per_token=0.0, batch_ms_per_seq=0.0, fail_rate=1.0, fail_kinds=("500",)
+    ).base_url
     assert stream(url, chat(), forced("none")).done
     assert stream(url, chat()).status == 500
 
 
 def test_seeded_fault_selection_is_by_content(start_sim) -> None:  # type: ignore[no-untyped-def]
-    url = start_sim(step_base_ms=0.0, prefill_ms_per_token=0.0, batch_ms_per_seq=0.0, fail_rate=0.5, fail_kinds=("500", "429")).base_url
+    url = start_sim(
+        step_base_ms=0.0, prefill_ms_per_token=0.0, batch_ms_per_seq=0.0, fail_rate=0.5, fail_kinds=("500", "429")
+    ).base_url
     bodies = [chat(f"question {i}", max_tokens=2) for i in range(30)]
     with httpx.Client(timeout=30) as client:
-        runs = [[client.post(url + "/v1/chat/completions", json=b).status_code for b in order] for order in (bodies, bodies[::-1])]
+        runs = [
+            [client.post(url + "/v1/chat/completions", json=b).status_code for b in order]
+            for order in (bodies, bodies[::-1])
+        ]
     assert runs[0] == runs[1][::-1]
     assert set(runs[0]) == {200, 500, 429}
 

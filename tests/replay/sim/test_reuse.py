@@ -9,9 +9,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from reuse_oracle import ideal_within_reuse
 
 from traces import BuildOptions, Shards, build_shards, get_profile, iter_prompts, request_body
-from reuse_oracle import ideal_within_reuse
 
 ZERO = {"step_base_ms": 0.0, "prefill_ms_per_token": 0.0, "batch_ms_per_seq": 0.0}
 
@@ -25,7 +25,9 @@ async def measured_fraction(url: str, shards: Shards) -> float:
             prompt = hit = 0
             for p in iter_prompts(inst):
                 body = {**request_body(p.messages, p.tools, profile, max_completion_tokens=4), "stream": False}
-                r = await client.post(url + "/v1/chat/completions", json=body, headers={"X-Session-ID": inst.instance_id})
+                r = await client.post(
+                    url + "/v1/chat/completions", json=body, headers={"X-Session-ID": inst.instance_id}
+                )
                 r.raise_for_status()
                 usage = r.json()["usage"]
                 prompt += usage["prompt_tokens"]
@@ -46,7 +48,9 @@ def check(start_sim, source: Path, out: Path) -> None:  # type: ignore[no-untype
     assert abs(measured - ideal) / ideal < 0.01, (measured, ideal)
 
 
-def test_cached_fraction_equals_ideal_reuse_on_two_coding_trajectories(start_sim, coding20: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cached_fraction_equals_ideal_reuse_on_two_coding_trajectories(
+    start_sim, coding20: Path, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
     lines = coding20.read_text("utf-8").splitlines()
     keep = []
     for line in lines:

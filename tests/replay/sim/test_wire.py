@@ -33,7 +33,11 @@ def test_stream_shape_with_tools(sim_server: str) -> None:
     arguments = json.loads("".join(t["function"]["arguments"] for t in rest))
     assert list(arguments) == ["command"] and arguments["command"]
     final = [e for e in events if e["choices"] and e["choices"][0]["finish_reason"]]
-    assert len(final) == 1 and final[0]["choices"][0]["finish_reason"] == "tool_calls" and final[0]["choices"][0]["delta"] == {}
+    assert (
+        len(final) == 1
+        and final[0]["choices"][0]["finish_reason"] == "tool_calls"
+        and final[0]["choices"][0]["delta"] == {}
+    )
     usage = events[-1]
     assert usage["choices"] == [] and events[-2] is final[0]
     u = usage["usage"]
@@ -74,7 +78,9 @@ def test_non_streaming_response_and_cached_tokens(sim_server: str) -> None:
         one, two = complete(client, sim_server, body), complete(client, sim_server, body)
     msg = one["choices"][0]["message"]
     assert one["object"] == "chat.completion" and one["system_fingerprint"] == FINGERPRINT
-    assert msg["role"] == "assistant" and msg["reasoning_content"] and msg["tool_calls"][0]["function"]["name"] == "bash"
+    assert (
+        msg["role"] == "assistant" and msg["reasoning_content"] and msg["tool_calls"][0]["function"]["name"] == "bash"
+    )
     assert one["choices"][0]["finish_reason"] == "tool_calls"
     assert one["usage"]["prompt_tokens_details"]["cached_tokens"] == 0
     cached = two["usage"]["prompt_tokens_details"]["cached_tokens"]
@@ -108,7 +114,9 @@ def test_server_send_timestamps_on_request(sim_server: str) -> None:
         (b'{"messages": [{"role": "user", "content": "x"}]}', {"X-Sim-Fault": "gremlins"}, 400, "unknown fault"),
     ],
 )
-def test_bad_requests_say_what_is_wrong(sim_server: str, payload: bytes, headers: dict[str, str], status: int, words: str) -> None:
+def test_bad_requests_say_what_is_wrong(
+    sim_server: str, payload: bytes, headers: dict[str, str], status: int, words: str
+) -> None:
     r = httpx.post(sim_server + "/v1/chat/completions", content=payload, headers=headers)
     assert r.status_code == status and words in r.json()["error"]["message"]
 
