@@ -115,6 +115,8 @@ def partial_run(run_dir: str | Path) -> str | None:
     Scores of such a run cover only the turns that ran (an interrupted run has fewer scored
     turns, not a lower score), so `eval inline` and `eval osl` warn before they score it."""
     path = Path(run_dir)
+    if not RunInfo.exists(path):
+        return None  # not a run folder at all: scoring says so
     outcome = RunOutcome.read(path)
     if not outcome.finished:
         why = "it has no result_summary.json (it crashed, was killed, or is still running)"

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import matplotlib as _matplotlib
 
-matplotlib.use("Agg")
+_matplotlib.use("Agg")  # before pyplot is imported: no display is needed or wanted
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
