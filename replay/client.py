@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 import orjson
 
-from .config import ResponseLimits, format_size
+from .config import DEFAULT_LIMITS, ResponseLimits, format_size
 from .sse import ChatStream, error_text
 from .transport import TIMING_EXTENSION, ConnectionDropped, FastTransport, ResponseTooLarge
 
@@ -76,7 +76,7 @@ class StreamClient:
         api_key: str | None,
         connect_timeout: float = 10.0,
         transport: httpx.AsyncBaseTransport | None = None,
-        limits: ResponseLimits = ResponseLimits(),
+        limits: ResponseLimits = DEFAULT_LIMITS,
     ) -> None:
         self.limits = limits
         headers = {"Accept": "text/event-stream", "Accept-Encoding": "identity", "Content-Type": "application/json"}

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import traces
 from traces import Instance, Shards, TurnPrompt
 
-from .config import ResponseLimits
+from .config import DEFAULT_LIMITS, ResponseLimits
 from .records import Record
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ class WorkerPlan:
     tokenizer: str | None = None
     api_key: str | None = field(default=None, repr=False)
     max_completion_tokens: int | None = None  # RunConfig's override of the profile's cap (not official)
-    limits: ResponseLimits = ResponseLimits()
+    limits: ResponseLimits = DEFAULT_LIMITS
     reuse_connections: bool = True  # False when the preflight saw the server close sockets after answers
 
 

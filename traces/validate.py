@@ -218,7 +218,7 @@ def build_trajectory(path: str, conversation_id: str, flat_rows: list[FlatRow], 
     rows = [r for r in (_check_row(chk, fr) for fr in flat_rows) if r is not None]
     if chk.failed:
         return None
-    by_turn = sorted(zip(rows, flat_rows), key=lambda p: p[0].turn)
+    by_turn = sorted(zip(rows, flat_rows, strict=True), key=lambda p: p[0].turn)
     for expected, (row, fr) in enumerate(by_turn, start=1):
         if row.turn != expected:
             rule = (

@@ -112,7 +112,7 @@ def plan_within(plan: PromptPlan, counts: Sequence[Sequence[int]], system_units:
     segs: list[str] = []
     cnts: list[int] = []
     size = 0  # units of the previous prompt that this one shares
-    for k, ((restart, new), c) in enumerate(zip(plan.steps, counts)):
+    for k, ((restart, new), c) in enumerate(zip(plan.steps, counts, strict=True)):
         new_c = list(c)
         if k == 0:
             size = system_units  # nothing was sent before; the system message starts the prompt
@@ -221,7 +221,7 @@ def instance_streams(
         turns: list[TurnStream] = []
         parts = list(head)
         units = base
-        for (restart, _), arrays in zip(plan.steps, encoded):
+        for (restart, _), arrays in zip(plan.steps, encoded, strict=True):
             if restart:
                 chains.append(block_hashes(np.concatenate(parts), block_size))
                 parts, units = list(head), base

@@ -280,7 +280,7 @@ class Agent:
     def reply(self) -> tuple[str, str]:
         """(reasoning, reply to the customer) that close the current request."""
         r, s = self.rng, self.slots
-        head = [r.choice(INTENT).format_map(s)] + self._seen()
+        head = [r.choice(INTENT).format_map(s), *self._seen()]
         reasoning = compose(
             r,
             self.final_len.chars(),

@@ -65,14 +65,12 @@ def load_tokenizer(spec: str, *, template_kwargs: dict[str, Any] | None = None) 
     return kind.load(path, template_kwargs)
 
 
-__all__ = sorted(
-    [
-        "ChatPrompt",
-        "ChatTokenizer",
-        "RENDERER_VERSION",
-        "TOKENIZERS",
-        "TokenizerError",
-        "TokenizerKind",
-        "load_tokenizer",
-    ]
-)
+__all__ = [
+    "RENDERER_VERSION",
+    "TOKENIZERS",
+    "ChatPrompt",
+    "ChatTokenizer",
+    "TokenizerError",
+    "TokenizerKind",
+    "load_tokenizer",
+]

@@ -52,7 +52,7 @@ class TemplateRenderer:
     def answer_text(self, message: dict[str, Any]) -> str:
         user = [{"role": "user", "content": "x"}]
         base = self.render(user, None, False)
-        full = self.render(user + [server_message(message)], None, False)
+        full = self.render([*user, server_message(message)], None, False)
         if not full.startswith(base):
             raise TokenizerError(
                 "the chat template renders an answer by changing the earlier text; cannot isolate answer tokens"
