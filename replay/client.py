@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Any
 
 import httpx
@@ -101,8 +102,10 @@ class StreamClient:
         await self._http.__aenter__()
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
-        await self._http.__aexit__(*exc)
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self._http.__aexit__(exc_type, exc, tb)
 
     async def stream_chat(self, body: dict[str, Any], headers: dict[str, str], *, timeout_s: float) -> StreamResult:
         """POST {base}/v1/chat/completions and fold the stream; faults become error_kind."""

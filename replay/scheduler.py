@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -124,7 +125,7 @@ class Scheduler:
         *,
         shards: Shards | None = None,
         counter: AnswerCounter | None = None,
-        clock=time.monotonic_ns,  # type: ignore[no-untyped-def]
+        clock: Callable[[], int] = time.monotonic_ns,
     ) -> None:
         self.plan = plan
         self.source = source

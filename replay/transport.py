@@ -152,7 +152,7 @@ class FastTransport(httpx.AsyncBaseTransport):
             raise
 
     async def _exchange(
-        self, key: tuple[str, str, int], request: httpx.Request, payload: bytes, timeouts: dict
+        self, key: tuple[str, str, int], request: httpx.Request, payload: bytes, timeouts: dict[str, float | None]
     ) -> httpx.Response:
         """Write the request on a live connection and wait for the response head.
 

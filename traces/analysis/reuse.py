@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..canonical import canonical_json
 from ..errors import TraceError
@@ -180,7 +181,7 @@ MAX_BLOCK_SIZE = 1 << 16
 _WEIGHTS = np.random.default_rng(20261129).integers(1, 1 << 63, size=MAX_BLOCK_SIZE, dtype=np.uint64) | np.uint64(1)
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
+def _mix(x: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     """splitmix64's finaliser, elementwise (uint64 arithmetic wraps modulo 2**64)."""
     x = x ^ (x >> np.uint64(30))
     x = x * np.uint64(0xBF58476D1CE4E5B9)

@@ -219,7 +219,8 @@ def _tools(obj: dict[str, Any], calls: list[dict[str, Any]]) -> list[dict[str, A
     agent = obj.get("agent")
     for holder in (obj.get("extra"), agent.get("extra") if isinstance(agent, dict) else None):
         if isinstance(holder, dict) and isinstance(holder.get("tools"), list):
-            return holder["tools"]
+            tools: list[dict[str, Any]] = holder["tools"]
+            return tools
     return _derived_tools(calls) if calls else None
 
 
