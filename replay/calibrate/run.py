@@ -271,6 +271,8 @@ class _Server:
         for proc in self.procs:
             proc.kill()
             proc.wait(timeout=10)
+            if proc.stdout is not None:
+                proc.stdout.close()
 
 
 # ---- turning raw facts into rows
