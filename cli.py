@@ -691,7 +691,7 @@ def replay_calibrate(
     tokens_per_turn: int,
     compare: tuple[str, ...],
     compare_python: str | None,
-    loop: str | None,
+    loop: str,
     json_out: str | None,
 ) -> None:
     """Measure the harness's own limits against a zero-latency loopback server."""

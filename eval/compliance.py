@@ -43,7 +43,8 @@ class Check:
 
 def official_hash(profile: str) -> str | None:
     raw = json.loads(resources.files("eval").joinpath("data/official.json").read_text("utf-8"))
-    return raw["content_hashes"].get(profile)
+    known: str | None = raw["content_hashes"].get(profile)
+    return known
 
 
 def check_submission(

@@ -20,12 +20,13 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Any
 
 import httpx
 import orjson
 
-from .config import ResponseLimits, format_size
+from .config import DEFAULT_LIMITS, ResponseLimits, format_size
 from .sse import ChatStream, error_text
 from .transport import TIMING_EXTENSION, ConnectionDropped, FastTransport, ResponseTooLarge
 
@@ -76,7 +77,7 @@ class StreamClient:
         api_key: str | None,
         connect_timeout: float = 10.0,
         transport: httpx.AsyncBaseTransport | None = None,
-        limits: ResponseLimits = ResponseLimits(),
+        limits: ResponseLimits = DEFAULT_LIMITS,
     ) -> None:
         self.limits = limits
         headers = {"Accept": "text/event-stream", "Accept-Encoding": "identity", "Content-Type": "application/json"}
@@ -101,8 +102,10 @@ class StreamClient:
         await self._http.__aenter__()
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
-        await self._http.__aexit__(*exc)
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self._http.__aexit__(exc_type, exc, tb)
 
     async def stream_chat(self, body: dict[str, Any], headers: dict[str, str], *, timeout_s: float) -> StreamResult:
         """POST {base}/v1/chat/completions and fold the stream; faults become error_kind."""

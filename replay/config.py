@@ -45,6 +45,10 @@ class ResponseLimits:
                 raise ReplayError(f"{name} must be >= 1, got {value}")
 
 
+#: The default caps as one shared value for signature and field defaults (the class is frozen).
+DEFAULT_LIMITS = ResponseLimits()
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """Everything `run_replay` needs. `endpoint=None` replays against the embedded simulator."""
@@ -69,7 +73,7 @@ class RunConfig:
     # Overrides the profile's output cap (e.g. a tiny model in CI). NOT official: the profile's
     # sampling parameters are fixed (SPEC §3), and run.json's request_params shows the override.
     max_completion_tokens: int | None = None
-    limits: ResponseLimits = ResponseLimits()
+    limits: ResponseLimits = DEFAULT_LIMITS
     # Before the first turn: list the models and send one tiny request (replay.preflight).
     skip_preflight: bool = False
     # Never written to run.json or any log; repr=False keeps it out of tracebacks too.

@@ -23,7 +23,7 @@ from collections.abc import Callable
 import httptools
 import httpx
 
-from .config import ResponseLimits, format_size
+from .config import DEFAULT_LIMITS, ResponseLimits, format_size
 
 _HIGH_WATER = 1 << 20  # bytes queued unread before we stop reading the socket
 READ_SIZE = 256 * 1024  # the most one socket read takes (asyncio's own default)
@@ -88,7 +88,7 @@ class Connection(asyncio.BufferedProtocol):
     """
 
     def __init__(
-        self, key: tuple[str, str, int], read_buffer: bytearray | None = None, limits: ResponseLimits = ResponseLimits()
+        self, key: tuple[str, str, int], read_buffer: bytearray | None = None, limits: ResponseLimits = DEFAULT_LIMITS
     ) -> None:
         self.key = key
         self.limits = limits

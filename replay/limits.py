@@ -17,8 +17,10 @@ from .errors import ReplayError
 
 try:
     import resource
+
+    HAVE_RESOURCE = True
 except ImportError:  # not on Windows, where the limit is not the per-process soft limit of POSIX
-    resource = None  # type: ignore[assignment]
+    HAVE_RESOURCE = False
 
 #: Descriptors a run's process uses besides its sockets: stdio, shard files, worker pipes, the
 #: event loop, the record file, the simulator's pipes, the preflight's client. Generous on purpose.
@@ -37,7 +39,7 @@ def ensure_open_files(concurrency: int, workers: int = 1) -> int:
     """Raise the soft open-file limit to what the run needs; return the limit now in force.
 
     Raises `ReplayError` when the hard limit is below the need, before anything is started."""
-    if resource is None:
+    if not HAVE_RESOURCE:
         return -1
     needed = fds_needed(concurrency, workers)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)

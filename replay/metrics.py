@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from traces import distribution
 
@@ -170,8 +169,8 @@ def trajbench_metrics(
     tpots: list[float] = []
     tpot_how: Counter[str] = Counter()  # how each TPOT's denominator was counted
     for r in good:
-        if (v := tpot_ns(r)) is not None and (after := tokens_after_first(r)) is not None:
-            tpots.append(v)
+        if (tpot := tpot_ns(r)) is not None and (after := tokens_after_first(r)) is not None:
+            tpots.append(tpot)
             tpot_how[after[1]] += 1
     errors = Counter(r.error_kind for r in records if r.error_kind is not None)
     return RunNumbers(
@@ -260,7 +259,7 @@ def cached(good: Sequence[Record]) -> CachedTokens:
     return CachedTokens(len(pairs), c, t, c / t if t else None, distribution([a / b for a, b in pairs]))
 
 
-def per_trajectory_stats(sent_records: Sequence[Record]) -> dict[str, Any]:
+def per_trajectory_stats(sent_records: Sequence[Record]) -> PerTrajectory:
     """Instances started, finished cleanly, failed (a failed turn ended them), cut by the window."""
     by: dict[str, list[Record]] = defaultdict(list)
     for r in sent_records:

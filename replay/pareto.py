@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from .errors import ReplayError
 
@@ -63,7 +64,7 @@ def step_curve(front: Sequence[Point]) -> tuple[list[float], list[float]]:
     if not front:
         return [], []
     xs, ys = [0.0], [front[0].throughput_tps]
-    for here, nxt in zip(front, front[1:]):
+    for here, nxt in pairwise(front):
         xs += [here.per_user_tps, here.per_user_tps]
         ys += [here.throughput_tps, nxt.throughput_tps]
     xs.append(front[-1].per_user_tps)

@@ -80,9 +80,9 @@ def metric_chart(
     """One metric against concurrency, a line per system."""
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     for k, (label, pts) in enumerate(_by_label(points).items()):
-        xs = [p.concurrency for p in pts if metric(p) is not None]
-        ys = [metric(p) for p in pts if metric(p) is not None]
-        if xs:
+        known = [(p.concurrency, v) for p in pts if (v := metric(p)) is not None]
+        if known:
+            xs, ys = zip(*known, strict=True)
             ax.plot(xs, ys, marker="o", color=f"C{k % 10}", label=label)
     if log_x:
         ax.set_xscale("log", base=2)

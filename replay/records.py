@@ -12,6 +12,7 @@ import json
 import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, fields
+from itertools import pairwise
 from pathlib import Path
 from typing import IO, Any
 
@@ -126,7 +127,7 @@ def tpot_ns(r: Record) -> float | None:
 def itl_ns(r: Record) -> list[int]:
     """Gaps between consecutive streamed chunks."""
     ts = r.chunk_ns
-    return [b - a for a, b in zip(ts, ts[1:])]
+    return [b - a for a, b in pairwise(ts)]
 
 
 def record_to_json(r: Record) -> str:

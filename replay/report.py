@@ -119,7 +119,7 @@ def build_report(
     rows = _rows(points, cost_per_hour, power_watts)
     cols = [c for c in DEFINITIONS if any(c in r for r in rows)]
     with (out / "points.csv").open("w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=cols + ["run"], extrasaction="ignore", lineterminator="\n")
+        w = csv.DictWriter(fh, fieldnames=[*cols, "run"], extrasaction="ignore", lineterminator="\n")
         w.writeheader()
         w.writerows(rows)
     (out / "points.json").write_text(
@@ -173,7 +173,7 @@ td,th{{border:1px solid #ccc;padding:3px 6px;text-align:right}}img{{max-width:10
 {_img(charts[0])}
 <p>The frontier is a step function through measured points only (docs/metrics.md). Crosses fail an accuracy gate and do not count.</p>
 <h2>Points</h2>
-{_table(rows, cols + ["run"], "point")}
+{_table(rows, [*cols, "run"], "point")}
 <h2>Points failing an accuracy gate</h2>
 {_table(failing, ["label", "concurrency", "inline_score", "inline_pass", "osl_mean", "osl_pass", "run"], "fail") if failing else "<p>None.</p>"}
 <h2>Against concurrency</h2>

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import traces
 from traces import Instance, Shards, TurnPrompt
 
-from .config import ResponseLimits
+from .config import DEFAULT_LIMITS, ResponseLimits
 from .records import Record
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ class WorkerPlan:
     tokenizer: str | None = None
     api_key: str | None = field(default=None, repr=False)
     max_completion_tokens: int | None = None  # RunConfig's override of the profile's cap (not official)
-    limits: ResponseLimits = ResponseLimits()
+    limits: ResponseLimits = DEFAULT_LIMITS
     reuse_connections: bool = True  # False when the preflight saw the server close sockets after answers
 
 
@@ -124,7 +125,7 @@ class Scheduler:
         *,
         shards: Shards | None = None,
         counter: AnswerCounter | None = None,
-        clock=time.monotonic_ns,  # type: ignore[no-untyped-def]
+        clock: Callable[[], int] = time.monotonic_ns,
     ) -> None:
         self.plan = plan
         self.source = source

@@ -233,9 +233,9 @@ class ChatStream:
         lines = data.split(b"\n")
         parser._buf = lines.pop()
         if len(data) > parser.max_event_bytes:
-            events: list[Event] = []
-            if parser.oversized(lines, events):
-                return self._events(events, t_ns)
+            too_large: list[Event] = []
+            if parser.oversized(lines, too_large):
+                return self._events(too_large, t_ns)
         loads = orjson.loads
         add_text = self.content.append
         fresh = 0  # plain content chunks of this read, stamped t_ns at the end

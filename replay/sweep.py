@@ -130,14 +130,15 @@ async def run_sweep(
     plan = SweepPlan(base_json, list(concurrencies), [SweepPoint(c, f"c{c:04d}", "pending") for c in concurrencies])
     interrupt = Interrupt()
     stopped_at: SweepPoint | None = None
+
+    def mark(k: int, status: str) -> None:
+        """Set point k's status and write the plan, so a resumed sweep sees it."""
+        plan.points[k] = replace(plan.points[k], status=status)
+        plan.write(folder)
+
     with interrupt.installed():
         for k, point in enumerate(plan.points):
             run_dir = folder / point.dir
-
-            def mark(status: str) -> None:
-                plan.points[k] = replace(plan.points[k], status=status)
-                plan.write(folder)
-
             if RunOutcome.read(run_dir).complete and before.get(point.dir, "done") == "done":
                 plan.points[k] = replace(point, status="done")
                 echo(f"C={point.concurrency}: kept (already done)")
@@ -145,7 +146,7 @@ async def run_sweep(
             if interrupt.requested:  # a signal between points: stop before the next one
                 break
             _clear_point(run_dir)  # an unfinished point is rerun from the start
-            mark("running")
+            mark(k, "running")
             echo(f"C={point.concurrency}: replaying …")
             try:
                 await run_replay(
@@ -158,7 +159,7 @@ async def run_sweep(
                     interrupt=interrupt,
                 )
             except BaseException:
-                mark("failed")
+                mark(k, "failed")
                 raise
             outcome = RunOutcome.read(run_dir)
             if not outcome.complete:
@@ -166,13 +167,13 @@ async def run_sweep(
                 stopped_at = point
                 break
             if outcome.all_failed:
-                mark("failed")
+                mark(k, "failed")
                 raise AllTurnsFailed(
                     f"C={point.concurrency}: {outcome.failure(run_dir)}; the sweep stopped here (rerun the same command to resume from this point)"
                 )
             if after_point is not None:
                 after_point(run_dir)
-            mark("done")
+            mark(k, "done")
     plan.write(folder)
     if interrupt.requested:
         where = (

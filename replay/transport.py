@@ -45,7 +45,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from .config import ResponseLimits
+from .config import DEFAULT_LIMITS, ResponseLimits
 from .http1 import READ_SIZE, Connection, ConnectionDropped, ResponseTooLarge, Sink, Timing
 
 __all__ = ["TIMING_EXTENSION", "ConnectionDropped", "FastTransport", "ResponseTooLarge", "Sink", "Timing"]
@@ -107,7 +107,7 @@ class FastTransport(httpx.AsyncBaseTransport):
         max_connections: int = 100,
         *,
         verify: bool | ssl.SSLContext = True,
-        limits: ResponseLimits = ResponseLimits(),
+        limits: ResponseLimits = DEFAULT_LIMITS,
         max_idle_s: float = MAX_IDLE_S,
         reuse: bool = True,
     ) -> None:
@@ -152,7 +152,7 @@ class FastTransport(httpx.AsyncBaseTransport):
             raise
 
     async def _exchange(
-        self, key: tuple[str, str, int], request: httpx.Request, payload: bytes, timeouts: dict
+        self, key: tuple[str, str, int], request: httpx.Request, payload: bytes, timeouts: dict[str, float | None]
     ) -> httpx.Response:
         """Write the request on a live connection and wait for the response head.
 

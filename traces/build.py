@@ -301,7 +301,7 @@ class _ShardWriter:
         self.close()
         total = len(self.files)
         shards = []
-        for k, (path, rows) in enumerate(zip(self.files, self.rows)):
+        for k, (path, rows) in enumerate(zip(self.files, self.rows, strict=True)):
             final = self.folder / shard_file(self.name, k, total)
             path.rename(final)
             shards.append(ShardFile(final.name, rows, final.stat().st_size, sha256_file(final)))

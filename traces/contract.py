@@ -110,7 +110,7 @@ def _convert(tp: Any, data: Any, where: str) -> Any:
         hints = get_type_hints(tp)
         if not isinstance(data, list) or len(data) != len(tp._fields):
             raise _fail(where, f"a list of {len(tp._fields)} ({', '.join(tp._fields)})", data)
-        return tp(*(_convert(hints[n], v, _at(where, n)) for n, v in zip(tp._fields, data)))
+        return tp(*(_convert(hints[n], v, _at(where, n)) for n, v in zip(tp._fields, data, strict=True)))
     if tp is float:
         if isinstance(data, bool) or not isinstance(data, (int, float)):
             raise _fail(where, "a number", data)

@@ -22,7 +22,9 @@ def pct_key(p: float) -> str:
 
 def percentiles(a: np.ndarray[Any, Any]) -> dict[str, float]:
     """The grid's percentiles of a non-empty array, keyed by `pct_key`."""
-    return {pct_key(p): float(v) for p, v in zip(PERCENTILES, np.percentile(a, PERCENTILES, method="lower"))}
+    return {
+        pct_key(p): float(v) for p, v in zip(PERCENTILES, np.percentile(a, PERCENTILES, method="lower"), strict=True)
+    }
 
 
 @dataclass(frozen=True)

@@ -91,7 +91,8 @@ class TurnRow:
 
     @property
     def delta(self) -> list[dict[str, Any]]:
-        return source_loads(self.delta_json)
+        messages: list[dict[str, Any]] = source_loads(self.delta_json)
+        return messages
 
     @property
     def marker(self) -> Marker | None:

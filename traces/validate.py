@@ -69,13 +69,18 @@ class _Checker:
         self.path = path
         self.conversation = conversation
         self.sink = sink
-        self.failed = False
+        self._failed = False
 
     def error(self, row: FlatRow, turn: int | None, rule: str) -> None:
-        self.failed = True
+        self._failed = True
         self.sink(
             TraceFormatError(self.path, row.line, rule, conversation=self.conversation, turn=turn, where=row.where)
         )
+
+    def failed(self) -> bool:
+        """Whether a violation was reported. A method, not an attribute: a type checker keeps an
+        attribute it has seen False narrowed across the `error` calls that set it."""
+        return self._failed
 
 
 def _check_tool_calls(chk: _Checker, fr: FlatRow, turn: int, value: Any) -> tuple[dict[str, Any], ...] | None:
@@ -216,9 +221,9 @@ def build_trajectory(path: str, conversation_id: str, flat_rows: list[FlatRow], 
         chk.error(first, None, "conversation_id must be a non-empty printable ASCII string (characters 32-126)")
         return None
     rows = [r for r in (_check_row(chk, fr) for fr in flat_rows) if r is not None]
-    if chk.failed:
+    if chk.failed():
         return None
-    by_turn = sorted(zip(rows, flat_rows), key=lambda p: p[0].turn)
+    by_turn = sorted(zip(rows, flat_rows, strict=True), key=lambda p: p[0].turn)
     for expected, (row, fr) in enumerate(by_turn, start=1):
         if row.turn != expected:
             rule = (
@@ -243,7 +248,7 @@ def build_trajectory(path: str, conversation_id: str, flat_rows: list[FlatRow], 
                 "a user row cannot directly follow an assistant row with tool_calls; a tool row must answer them",
             )
         prev = row
-    if chk.failed:
+    if chk.failed():
         return None
     return Trajectory(id=conversation_id, rows=tuple(r for r, _ in by_turn), source=path)
 

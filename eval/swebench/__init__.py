@@ -6,11 +6,12 @@ imports without them.
 
 from __future__ import annotations
 
+from ..layout import SWEBENCH_SUMMARY_FILE as SUMMARY_FILE
 from .dataset import load_instances
 from .errors import SwebenchError
 from .progress import Reporter, RichReporter
 from .run import RUNTIMES, SwebenchOptions, run_swebench
-from .summary import REGION_RUNS, SUMMARY_FILE, MeanResult, read_summary, swebench_mean
+from .summary import REGION_RUNS, MeanResult, read_summary, swebench_mean
 from .templates import TEMPLATES
 
 __all__ = [

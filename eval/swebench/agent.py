@@ -58,7 +58,8 @@ FINISHED = frozenset(
 
 def base_config() -> dict[str, Any]:
     """mini-swe-agent's own SWE-bench configuration, unchanged."""
-    return get_config_from_spec(builtin_config_dir / "benchmarks" / "swebench.yaml")
+    config: dict[str, Any] = get_config_from_spec(builtin_config_dir / "benchmarks" / "swebench.yaml")
+    return config
 
 
 def api_base(endpoint: str) -> str:
@@ -86,7 +87,8 @@ def agent_config(
     }
     if step_limit is not None:
         ours["agent"] = {"step_limit": step_limit}
-    return recursive_merge(base_config(), TEMPLATES[template], ours)
+    merged: dict[str, Any] = recursive_merge(base_config(), TEMPLATES[template], ours)
+    return merged
 
 
 class EndpointModel(LitellmModel):
@@ -99,7 +101,7 @@ class EndpointModel(LitellmModel):
         super().__init__(**kwargs)
         self._api_key = api_key
 
-    def _query(self, messages: list[dict[str, str]], **kwargs: Any):  # type: ignore[no-untyped-def]
+    def _query(self, messages: list[dict[str, str]], **kwargs: Any) -> Any:  # litellm's response
         return super()._query(messages, api_key=self._api_key, **kwargs)
 
 
@@ -120,7 +122,7 @@ class InstanceAgent(DefaultAgent):
         self._stop = stop
         self._on_step = on_step
 
-    def step(self) -> list[dict]:
+    def step(self) -> list[dict[str, Any]]:
         n = self.n_calls + 1
         if self._stop is not None and self._stop.is_set():
             # the loop's own way out: an exit message ends DefaultAgent.run
@@ -128,7 +130,7 @@ class InstanceAgent(DefaultAgent):
                 {"role": "exit", "content": "Interrupted", "extra": {"exit_status": "Interrupted", "submission": ""}}
             )
         try:
-            observations = super().step()
+            observations: list[dict[str, Any]] = super().step()
         except Exception as exc:
             self._log.info("step %d: %s", n, type(exc).__name__)
             raise
@@ -138,8 +140,8 @@ class InstanceAgent(DefaultAgent):
             self._on_step(n)
         return observations
 
-    def query(self) -> dict:
-        message = super().query()
+    def query(self) -> dict[str, Any]:
+        message: dict[str, Any] = super().query()
         for action in message.get("extra", {}).get("actions", []):
             self._log.info("step %d: $ %s", self.n_calls, action.get("command", "")[:500])
         return message

@@ -94,7 +94,8 @@ def _read_parquet(p: Path) -> list[dict[str, Any]]:
     import pyarrow.parquet as pq
 
     try:
-        return pq.read_table(p).to_pylist()
+        rows: list[dict[str, Any]] = pq.read_table(p).to_pylist()
+        return rows
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
         raise SwebenchError(f"{p}: not a readable Parquet file ({exc})") from None
 

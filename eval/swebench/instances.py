@@ -16,6 +16,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,9 +47,9 @@ class InstanceRunner:
 
     def run(self, todo_agent: list[dict[str, Any]], todo_grade: list[dict[str, Any]]) -> None:
         local = self.opts.runtime == "local"
-        jobs: list[Callable[[], None]] = [lambda i=i: self._agent_then_grade(i, grade=local) for i in todo_agent]
+        jobs: list[Callable[[], None]] = [partial(self._agent_then_grade, i, grade=local) for i in todo_agent]
         if local:
-            jobs += [lambda i=i: self._grade_local(i) for i in todo_grade]
+            jobs += [partial(self._grade_local, i) for i in todo_grade]
         self._pool(jobs)
         if not local and not self.stop.is_set():
             self._grade_docker(todo_agent + todo_grade)

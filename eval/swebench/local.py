@@ -124,9 +124,9 @@ def grade(
                 note = f"tests timed out after {timeout} s"
             test_log.write_text(f"{APPLY_PATCH_PASS}:\n{apply_output}\n{output}", encoding="utf-8")
     pred = {"instance_id": iid, "model_name_or_path": model_name, "model_patch": patch}
-    report = get_eval_report(test_spec=spec, prediction=pred, test_log_path=str(test_log), include_tests_status=True)[
-        iid
-    ]
+    report: dict[str, Any] = get_eval_report(
+        test_spec=spec, prediction=pred, test_log_path=str(test_log), include_tests_status=True
+    )[iid]
     if note:
         report["note"] = note
     return report

@@ -116,8 +116,9 @@ def read_summary(run_dir: str | Path) -> dict[str, Any]:
         raise SwebenchError(f"{p}: not found; pass folders written by `trajbench eval swebench`") from None
     except json.JSONDecodeError as exc:
         raise SwebenchError(f"{p}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    if data.get("kind") != "swebench":
-        raise SwebenchError(f"{p}: not a SWE-bench summary (kind {data.get('kind')!r})")
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or kind != "swebench":
+        raise SwebenchError(f"{p}: not a SWE-bench summary (kind {kind!r})")
     return data
 
 

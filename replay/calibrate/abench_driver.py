@@ -17,12 +17,13 @@ import argparse
 import asyncio
 import json
 import time
+from typing import Any
 
 import aiohttp
 from abench.replay.transport import _process_stream
 
 
-async def _run(url: str, concurrency: int, turns: int, tokens: int) -> dict:
+async def _run(url: str, concurrency: int, turns: int, tokens: int) -> dict[str, Any]:
     payload = {
         "model": "cal",
         "messages": [{"role": "user", "content": "hi"}],

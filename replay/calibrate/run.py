@@ -24,8 +24,10 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from multiprocessing.process import BaseProcess
+from multiprocessing.queues import Queue
 from pathlib import Path
 from typing import Any
 
@@ -172,7 +174,7 @@ def _run_ours(
                 p.kill()
 
 
-def _next_result(queue: Any, procs: list[Any]) -> dict[str, Any]:
+def _next_result(queue: Queue[dict[str, Any]], procs: Sequence[BaseProcess]) -> dict[str, Any]:
     """The next worker's facts; fail fast when a worker died instead of waiting out a timeout."""
     import queue as queue_mod
 
@@ -269,11 +271,15 @@ class _Server:
         for proc in self.procs:
             proc.kill()
             proc.wait(timeout=10)
+            if proc.stdout is not None:
+                proc.stdout.close()
 
 
 # ---- turning raw facts into rows
 def _row(phase: str, client: str, workers: int, concurrency: int, runs: list[dict[str, Any]]) -> CalRow:
-    ttft, itl, chunks, turns = [], [], 0, 0
+    ttft: list[int] = []
+    itl: list[int] = []
+    chunks = turns = 0
     for run in runs:
         warm_up = concurrency // len(runs)  # each slot's first turn overlaps the connection-setup burst
         for k, (arrivals, text) in enumerate(run["turns"]):

@@ -23,8 +23,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import socket
-import sys
 import time
+from collections.abc import Callable
 
 import httptools
 
@@ -144,8 +144,13 @@ class _Handler(asyncio.Protocol):
 
 
 async def serve(
-    tokens: int, interval_s: float, host: str = "127.0.0.1", port: int = 0, spread: float = 0.5, ready=print
-) -> None:  # type: ignore[no-untyped-def]
+    tokens: int,
+    interval_s: float,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    spread: float = 0.5,
+    ready: Callable[[str], object] = print,
+) -> None:
     loop = asyncio.get_running_loop()
     server = CalServer(tokens, interval_s, spread)
     # reuse_port: several server processes may share one port (the kernel spreads connections)
@@ -174,4 +179,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -73,7 +73,7 @@ class Plan:
     def steps(self) -> list[tuple[int, int, str]]:
         if self.kinds is None:
             return [(CONTENT, 0, t) for t in self.texts]
-        return [(k, i, t) for (k, i), t in zip(self.kinds, self.texts)]
+        return [(k, i, t) for (k, i), t in zip(self.kinds, self.texts, strict=True)]
 
 
 def plan(answer: Answer, max_tokens: int | None) -> Plan:

@@ -47,7 +47,8 @@ class SimHandle:
         return parse_metrics(httpx.get(self.base_url + "/metrics", timeout=10).text)
 
     def health(self) -> dict[str, Any]:
-        return httpx.get(self.base_url + "/health", timeout=10).json()
+        body: dict[str, Any] = httpx.get(self.base_url + "/health", timeout=10).json()
+        return body
 
 
 def _args(options: SimConfig | list[str] | dict[str, Any] | None) -> list[str]:

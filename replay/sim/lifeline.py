@@ -37,7 +37,8 @@ def set_parent_death_signal(sig: int = signal.SIGTERM) -> bool:
         return False
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        return libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
+        rc: int = libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+        return rc == 0
     except (OSError, AttributeError):
         return False
 

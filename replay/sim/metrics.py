@@ -61,7 +61,7 @@ def metrics_text(replicas: Sequence[Replica], faults: Mapping[str, int]) -> str:
     ]
     for name, kind, help_text in _SERIES:
         lines += [f"# HELP {P}{name} {help_text}", f"# TYPE {P}{name} {kind}"]
-        lines += [f'{P}{name}{{replica="{r.index}"}} {_num(v[name])}' for r, v in zip(replicas, values)]
+        lines += [f'{P}{name}{{replica="{r.index}"}} {_num(v[name])}' for r, v in zip(replicas, values, strict=True)]
     lines += [f"# HELP {P}faults_total Faults injected, by kind.", f"# TYPE {P}faults_total counter"]
     lines += [f'{P}faults_total{{kind="{k}"}} {n}' for k, n in sorted(faults.items())]
     return "\n".join(lines) + "\n"

@@ -161,7 +161,7 @@ def make_tokenizer(spec: str | None, block_size: int) -> SimTokenizer:
     if spec is None:
         return ApproxTokenizer(block_size)
     try:
-        from traces.tokenizers import load_tokenizer  # type: ignore[import-not-found]
+        from traces.tokenizers import load_tokenizer
     except ImportError:
         raise SimConfigError(
             f"--tokenizer {spec}: this trajbench has no tokenizer registry (traces.tokenizers); "

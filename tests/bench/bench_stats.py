@@ -54,7 +54,7 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     cli = [sys.executable, "-m", "cli"]
     data, shards, stats = work / "synthetic.jsonl", work / "synthetic", work / "stats"
-    synth = cli + ["traces", "synth", "--out", str(data), "--scale", str(args.scale)]
+    synth = [*cli, "traces", "synth", "--out", str(data), "--scale", str(args.scale)]
     import cli as cli_module
 
     if "synth" not in cli_module.traces_group.commands:  # the command lands separately
@@ -63,13 +63,13 @@ def main() -> None:
             "-c",
             f"from traces.synth import synthesize; synthesize({str(data)!r}, scale={args.scale})",
         ]
-    build = cli + ["traces", "build", str(data), "--out", str(shards), "--overwrite"]
+    build = [*cli, "traces", "build", str(data), "--out", str(shards), "--overwrite"]
     if args.tokenizer:
         build += ["--tokenizer", args.tokenizer]
     phases = [
         run("synth", synth),
         run("build", build),
-        run("stats", cli + ["traces", "stats", str(shards), "--out", str(stats), "-c", str(args.concurrency)]),
+        run("stats", [*cli, "traces", "stats", str(shards), "--out", str(stats), "-c", str(args.concurrency)]),
     ]
     s = json.loads((stats / "stats.json").read_text())
     print(

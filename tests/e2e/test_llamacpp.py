@@ -23,6 +23,7 @@ import time
 import urllib.request
 from collections import defaultdict
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -176,11 +177,11 @@ def test_replay_and_eval_against_llama_server(
     assert {r.slot for r in records} == set(range(concurrency))
     for slot in range(concurrency):
         mine = sorted((r.t_send_ns, r.t_last_ns) for r in records if r.slot == slot)
-        assert all(end <= nxt for (_, end), (nxt, _) in zip(mine, mine[1:])), f"slot {slot} had two requests in flight"
+        assert all(end <= nxt for (_, end), (nxt, _) in pairwise(mine)), f"slot {slot} had two requests in flight"
     delays = {(row.instance_id, row.turn): row.delay_seconds for row in shard_rows(mlperf_shards)}
     for inst, turns in by_instance(records).items():
         assert len({r.slot for r in turns}) == 1, f"{inst} moved between slots"
-        for prev, nxt in zip(turns, turns[1:]):
+        for prev, nxt in pairwise(turns):
             assert nxt.delay_s == delays[(inst, nxt.turn)] > 0
             assert nxt.t_send_ns - prev.t_last_ns >= nxt.delay_s * 1e9, f"{inst} turn {nxt.turn} sent before its delay"
 
@@ -194,7 +195,7 @@ def test_replay_and_eval_against_llama_server(
     full: list[str] = []
     later = 0
     for inst, turns in by_instance(records).items():
-        for prev, nxt in zip(turns, turns[1:]):
+        for prev, nxt in pairwise(turns):
             later += 1
             assert nxt.prompt_tokens > prev.prompt_tokens and nxt.cached_tokens > 0, f"{inst} turn {nxt.turn}"
             if nxt.cached_tokens >= 0.9 * prev.prompt_tokens:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -158,10 +159,10 @@ def test_custom_rules_file_changes_the_alias_table(tmp_path) -> None:
 def test_broken_rules_file_names_what_is_missing(tmp_path) -> None:
     p = tmp_path / "rules.json"
     p.write_text('{"version": "x"}')
-    with pytest.raises(EvalError, match="rules.json: scoring rules lack workflow_id_regex"):
+    with pytest.raises(EvalError, match=re.escape("rules.json: scoring rules lack workflow_id_regex")):
         load_rules(p)
     p.write_text("{")
-    with pytest.raises(EvalError, match="rules.json:1: scoring rules are not valid JSON"):
+    with pytest.raises(EvalError, match=re.escape("rules.json:1: scoring rules are not valid JSON")):
         load_rules(p)
 
 

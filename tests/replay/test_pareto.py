@@ -33,7 +33,7 @@ def test_frontier_is_exactly_the_non_dominated_points(raw: list[tuple[float, flo
         assert (p in front) == (not any(dominates(q, p) for q in pts))
     # the staircase value at any x is a measured throughput of a point at least that fast
     xs, ys = step_curve(front)
-    for x, y in zip(xs, ys):
+    for x, y in zip(xs, ys, strict=True):
         assert any(p.throughput_tps == y and p.per_user_tps >= x for p in front)
         assert y <= max(p.throughput_tps for p in pts if p.per_user_tps >= x)
 

@@ -106,7 +106,7 @@ def test_later_cycles_are_resalted_exactly_as_a_built_repeat(shards_dir: Path, t
         traces.BuildOptions(name="rep2", repeats=2),
     )
     profile = traces.get_profile("kimi-k3")
-    for rec, (body, _) in zip(records, client.sent):
+    for rec, (body, _) in zip(records, client.sent, strict=True):
         assert body == turn_body(str(built2), rec.trajectory_id, rec.repeat, rec.turn, profile)
     rep2 = [r for r in records if r.repeat == 2]
     assert rep2 and {r.salt_repeat for r in rep2} == {"ba75"}  # SPEC §4 test vector of "2"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -131,7 +132,7 @@ def test_fold_stamps_first_and_each_delta_with_its_read_time() -> None:
 def test_any_split_of_the_bytes_gives_the_same_fold(cuts: list[int]) -> None:
     body = _stream_body()
     points = [0, *sorted(set(cuts)), len(body)]
-    split = parse_stream([(1, body[a:b]) for a, b in zip(points, points[1:]) if b > a])
+    split = parse_stream([(1, body[a:b]) for a, b in pairwise(points) if b > a])
     whole = parse_stream([(1, body)])
     assert (split.content, split.reasoning, split.tool_calls(), split.usage, split.finish_reason, split.error_kind) == (
         whole.content,
@@ -170,7 +171,7 @@ def test_crlf_line_ends_fold_like_lf_ones_read_by_read() -> None:
 def test_any_split_of_a_crlf_stream_gives_the_lf_fold(cuts: list[int]) -> None:
     body = _stream_body().replace(b"\n", b"\r\n")
     points = [0, *sorted(set(cuts)), len(body)]
-    split = parse_stream([(1, body[a:b]) for a, b in zip(points, points[1:]) if b > a])
+    split = parse_stream([(1, body[a:b]) for a, b in pairwise(points) if b > a])
     assert _facts(split) == _facts(parse_stream([(1, _stream_body())]))
 
 

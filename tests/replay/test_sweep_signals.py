@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import signal
 from pathlib import Path
 
@@ -87,7 +88,8 @@ def test_a_sweep_deletes_only_run_folders(sample_shards: Path, tmp_path: Path) -
         stranger.mkdir()
         (stranger / "notes.txt").write_text("mine")
         with pytest.raises(
-            ReplayError, match="holds files but no sweep.json, so it is not a sweep to resume; choose a new --out"
+            ReplayError,
+            match=re.escape("holds files but no sweep.json, so it is not a sweep to resume; choose a new --out"),
         ):
             asyncio.run(run_sweep(base, [1], stranger, echo=lambda m: None))
         assert (stranger / "notes.txt").read_text() == "mine"

@@ -63,7 +63,7 @@ def test_a_crashing_worker_fails_the_run_with_its_reason(tmp_path: Path) -> None
         worker=0, slots=(0,), shards=str(tmp_path / "missing"), profile="kimi-k3", base_url="http://127.0.0.1:9"
     )
     backend = ProcessBackend([plan], Coordinator(1, stop_at_window_end=False), lambda r: None)
-    with pytest.raises(ReplayError, match="worker 0: ShardError: .*missing"):
+    with pytest.raises(ReplayError, match=r"worker 0: ShardError: .*missing"):
         asyncio.run(asyncio.wait_for(backend.run(), 60))
 
 

@@ -98,7 +98,7 @@ def _answer_chars(answer: dict[str, Any]) -> int:
 
 
 def domain_tables(f: Facts) -> dict[str, Any]:
-    doms = ["all"] + sorted(set(f.domain))
+    doms = ["all", *sorted(set(f.domain))]
     out: dict[str, Any] = {}
     for d in doms:
         idx = [i for i, x in enumerate(f.domain) if d == "all" or x == d]
@@ -124,7 +124,7 @@ def domain_tables(f: Facts) -> dict[str, Any]:
 def growth(f: Facts) -> dict[str, list[dict[str, Any]]]:
     """ISL against client turn index per domain: median and p90 over the instances reaching it."""
     by: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
-    for dom, k, isl in zip(f.domain, f.index, f.isl):
+    for dom, k, isl in zip(f.domain, f.index, f.isl, strict=True):
         by[dom][k].append(isl)
     out: dict[str, list[dict[str, Any]]] = {}
     for dom in sorted(by):

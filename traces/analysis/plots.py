@@ -47,7 +47,7 @@ def plot_reuse(stats: dict[str, Any], path: Path) -> Path:
     cross = [stats["reuse"][m]["all"]["cross"] for m in modes]
     ax.bar(modes, within, color="#1f77b4", label="within trajectory")
     ax.bar(modes, cross, bottom=within, color="#ff7f0e", label="cross trajectory")
-    for i, (w, c) in enumerate(zip(within, cross)):
+    for i, (w, c) in enumerate(zip(within, cross, strict=True)):
         ax.text(i, w + c + 0.01, f"{w + c:.1%}", ha="center", fontsize=9)
     ax.set_ylim(0, 1.1)
     ax.set_xlabel("salt mode")

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..canonical import canonical_json
 from ..errors import TraceError
@@ -112,7 +113,7 @@ def plan_within(plan: PromptPlan, counts: Sequence[Sequence[int]], system_units:
     segs: list[str] = []
     cnts: list[int] = []
     size = 0  # units of the previous prompt that this one shares
-    for k, ((restart, new), c) in enumerate(zip(plan.steps, counts)):
+    for k, ((restart, new), c) in enumerate(zip(plan.steps, counts, strict=True)):
         new_c = list(c)
         if k == 0:
             size = system_units  # nothing was sent before; the system message starts the prompt
@@ -180,7 +181,7 @@ MAX_BLOCK_SIZE = 1 << 16
 _WEIGHTS = np.random.default_rng(20261129).integers(1, 1 << 63, size=MAX_BLOCK_SIZE, dtype=np.uint64) | np.uint64(1)
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
+def _mix(x: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     """splitmix64's finaliser, elementwise (uint64 arithmetic wraps modulo 2**64)."""
     x = x ^ (x >> np.uint64(30))
     x = x * np.uint64(0xBF58476D1CE4E5B9)
@@ -221,7 +222,7 @@ def instance_streams(
         turns: list[TurnStream] = []
         parts = list(head)
         units = base
-        for (restart, _), arrays in zip(plan.steps, encoded):
+        for (restart, _), arrays in zip(plan.steps, encoded, strict=True):
             if restart:
                 chains.append(block_hashes(np.concatenate(parts), block_size))
                 parts, units = list(head), base

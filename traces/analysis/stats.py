@@ -106,7 +106,7 @@ def compute_stats(
         dom = plan.domain
         facts.instances[dom].append(len(inst.turns))
         facts.trajectories[dom].add(inst.trajectory_id)
-        for row, (isl, delta, osl) in zip(inst.turns, lengths.rows):
+        for row, (isl, delta, osl) in zip(inst.turns, lengths.rows, strict=True):
             facts.domain.append(dom)
             facts.index.append(row.client_turn_index)
             facts.isl.append(isl)

@@ -219,8 +219,14 @@ def _tools(obj: dict[str, Any], calls: list[dict[str, Any]]) -> list[dict[str, A
     agent = obj.get("agent")
     for holder in (obj.get("extra"), agent.get("extra") if isinstance(agent, dict) else None):
         if isinstance(holder, dict) and isinstance(holder.get("tools"), list):
-            return holder["tools"]
+            tools: list[dict[str, Any]] = holder["tools"]
+            return tools
     return _derived_tools(calls) if calls else None
+
+
+def _at(base: str, key: str) -> str:
+    """Where `key` of the record at `base` is, in an error's location."""
+    return f"{base}.{key}" if base else key
 
 
 def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
@@ -228,12 +234,11 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
     any_record = False
     for line, base, obj in iter_records(path, sink):
         any_record = True
-        at = lambda key: f"{base}.{key}" if base else key  # noqa: E731
         cid = obj.get("session_id")
         if not isinstance(cid, str) or not cid:
             sink(
                 TraceFormatError(
-                    path, line, f"session_id must be a non-empty string, got {cid!r}", where=at("session_id")
+                    path, line, f"session_id must be a non-empty string, got {cid!r}", where=_at(base, "session_id")
                 )
             )
             continue
@@ -245,7 +250,7 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
                     line,
                     f"unknown schema_version {version!r}; this reader knows ATIF-v1.x",
                     conversation=cid,
-                    where=at("schema_version"),
+                    where=_at(base, "schema_version"),
                 )
             )
             continue

@@ -114,7 +114,7 @@ def iter_synthetic(seed: int = 0, scale: float = 1.0) -> Iterator[Trajectory]:
     """The synthetic trajectories in file order: coding first, then workflow."""
     p = plan(seed, scale)
     ids = coding_ids(random.Random(f"trajbench-synth-ids:{seed}"), len(p.coding_turns))
-    for i, (cid, n) in enumerate(zip(ids, p.coding_turns)):
+    for i, (cid, n) in enumerate(zip(ids, p.coding_turns, strict=True)):
         yield coding_trajectory(
             random.Random(f"trajbench-synth-coding:{seed}:{i}"), cid, n, open_ended=i in p.open_ended
         )

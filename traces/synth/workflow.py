@@ -302,7 +302,7 @@ class _Customer:
             "create_exchange",
             "create_replacement",
         ):
-            items = [
+            items: list[dict[str, Any]] = [
                 {
                     "product_id": f"SKU-{r.randint(1000, 9999)}",
                     "name": r.choice(PRODUCTS),

@@ -212,7 +212,7 @@ class Agent:
         )
 
     def _rule(self, quote: bool = True) -> str:
-        rules = self.world.rules[self.slots["area"]]
+        rules = self.world.rules[str(self.slots["area"])]
         k = self.rng.randrange(len(rules))
         text = rules[k]
         return f'rule {k + 1} says "{text}"' if quote else text[0].lower() + text[1:]
@@ -280,7 +280,7 @@ class Agent:
     def reply(self) -> tuple[str, str]:
         """(reasoning, reply to the customer) that close the current request."""
         r, s = self.rng, self.slots
-        head = [r.choice(INTENT).format_map(s)] + self._seen()
+        head = [r.choice(INTENT).format_map(s), *self._seen()]
         reasoning = compose(
             r,
             self.final_len.chars(),

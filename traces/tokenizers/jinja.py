@@ -23,20 +23,27 @@ def jinja_render(template: str, specials: dict[str, str], kwargs: dict[str, Any]
     """A render function over transformers' own sandboxed Jinja environment and filters."""
     from transformers.utils.chat_template_utils import render_jinja_template
 
+    # the template's variables besides the conversation, merged as transformers' apply_chat_template
+    # merges them: the special tokens, then the profile's chat_template_kwargs
+    variables: dict[str, Any] = {**specials, **kwargs}
+
     def render(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, gen: bool) -> str:
         try:
-            out = render_jinja_template(
+            # annotated `-> str`, but it returns (one render per conversation, generation indices)
+            out: object = render_jinja_template(
                 conversations=[messages],
-                tools=tools,
+                tools=tools,  # type: ignore[arg-type]  # annotated as an invariant list, only read
                 chat_template=template,
                 add_generation_prompt=gen,
-                **specials,
-                **kwargs,
+                **variables,
             )
         except Exception as exc:  # a template's raise_exception or a Jinja error
             raise TokenizerError(f"the chat template failed to render this conversation: {exc}") from exc
         rendered = out[0] if isinstance(out, tuple) else out
-        return rendered[0] if isinstance(rendered, list) else rendered
+        text = rendered[0] if isinstance(rendered, list) else rendered
+        if not isinstance(text, str):
+            raise TokenizerError(f"the chat template rendered {type(text).__name__}, not text")
+        return text
 
     return render
 
@@ -52,7 +59,7 @@ class TemplateRenderer:
     def answer_text(self, message: dict[str, Any]) -> str:
         user = [{"role": "user", "content": "x"}]
         base = self.render(user, None, False)
-        full = self.render(user + [server_message(message)], None, False)
+        full = self.render([*user, server_message(message)], None, False)
         if not full.startswith(base):
             raise TokenizerError(
                 "the chat template renders an answer by changing the earlier text; cannot isolate answer tokens"

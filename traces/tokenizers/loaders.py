@@ -10,7 +10,7 @@ import gzip
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .chat import ChatTokenizer, TokenizerError
 from .jinja import TemplateRenderer, jinja_render
@@ -175,7 +175,7 @@ def load_kimi(path: str, template_kwargs: dict[str, Any] | None = None) -> ChatT
         specials[spec["content"]] = int(tid)
     template = _template_from(folder)
     encode = _tiktoken_encode("kimi", KIMI_PAT, ranks, specials)
-    names = {
+    names: dict[str, str] = {
         k: cfg[k] if isinstance(cfg.get(k), str) else (cfg.get(k) or {}).get("content", "")
         for k in ("bos_token", "eos_token")
         if k in cfg
@@ -213,9 +213,16 @@ def load_hf(path: str, template_kwargs: dict[str, Any] | None = None) -> ChatTok
 
     def render(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, gen: bool) -> str:
         try:
-            return tok.apply_chat_template(
-                messages, tools=tools, tokenize=False, add_generation_prompt=gen, chat_template=template, **kwargs
+            # tokenize=False: the rendered text; the annotation covers every mode's result
+            text = tok.apply_chat_template(
+                messages,
+                tools=tools,  # type: ignore[arg-type]  # annotated as an invariant list, only read
+                tokenize=False,
+                add_generation_prompt=gen,
+                chat_template=template,
+                **kwargs,
             )
+            return cast(str, text)
         except Exception as exc:
             raise TokenizerError(f"{folder}: the chat template failed to render this conversation: {exc}") from exc
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -92,7 +93,7 @@ def test_mean_refuses_mixed_profiles_and_foreign_folders(tmp_path: Path) -> None
     with pytest.raises(SwebenchError, match="different profiles"):
         swebench_mean([str(a), str(b)])
     (tmp_path / "c").mkdir()
-    with pytest.raises(SwebenchError, match="swebench_summary.json: not found"):
+    with pytest.raises(SwebenchError, match=re.escape("swebench_summary.json: not found")):
         swebench_mean([str(tmp_path / "c")])
 
 

@@ -156,8 +156,7 @@ class HostileServer:
         with self._lock:
             conns = list(self._conns)
         for c in conns:
-            if not c.gone:
-                c.close()
+            c.close()  # gone ones too: a failed send leaves the socket open
 
     def _accept(self) -> None:
         while not self._stop.is_set():
@@ -192,8 +191,7 @@ class HostileServer:
                 keep = self.behave(conn, req, n)
             if not keep or conn.gone:
                 break
-        if not conn.gone:
-            conn.close()
+        conn.close()
 
     def _get(self, conn: Conn, req: Request) -> bool:
         if req.path.rstrip("/").endswith("/v1/models") and self.models is not None:

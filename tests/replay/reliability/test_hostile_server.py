@@ -105,7 +105,7 @@ def test_an_endless_response_fails_its_turn_within_a_memory_bound(
     shards = make_shards({"h1": [0.0, 0.0]})
     out = tmp_path / "run"
     with HostileServer(behave) as srv:
-        code, stdout, stderr, peak_mib = cli_measured(
+        code, _stdout, stderr, peak_mib = cli_measured(
             ["replay", "run", str(shards), "--endpoint", srv.url, "--out", str(out), "--turn-timeout", "20", *options]
         )
     assert code == 3, stderr

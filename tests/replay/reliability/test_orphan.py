@@ -118,18 +118,20 @@ def test_a_sigkilled_run_leaves_no_simulator_or_worker_behind(
 def test_the_simulator_stops_when_its_stdin_pipe_closes() -> None:
     # the portable line of defence alone: its parent (this process) stays alive
     cmd = [sys.executable, "-m", "replay.sim", "--port", "0", "--parent-pid", str(os.getpid())]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    try:
-        assert proc.stdout is not None and proc.stdin is not None
-        port = int(json.loads(proc.stdout.readline())["base_url"].rsplit(":", 1)[1])
-        assert not _port_free(port)
-        proc.stdin.close()
-        assert proc.wait(10) == 0
-        assert _port_free(port)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
+    with subprocess.Popen(
+        cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    ) as proc:  # closes the pipes on the way out
+        try:
+            assert proc.stdout is not None and proc.stdin is not None
+            port = int(json.loads(proc.stdout.readline())["base_url"].rsplit(":", 1)[1])
+            assert not _port_free(port)
+            proc.stdin.close()
+            assert proc.wait(10) == 0
+            assert _port_free(port)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
 
 
 def test_sigterm_stops_the_simulator_with_streams_in_flight() -> None:

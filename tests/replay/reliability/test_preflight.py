@@ -32,7 +32,7 @@ def test_an_endpoint_that_is_down_fails_before_the_run_and_creates_nothing(
 ) -> None:
     port = _free_port()
     out = tmp_path / "run"
-    code, stdout, stderr = cli_in_process(
+    code, _stdout, stderr = cli_in_process(
         ["replay", "run", str(make_shards({"t": [0.0]})), "--endpoint", f"http://127.0.0.1:{port}", "--out", str(out)],
         capsys,
     )

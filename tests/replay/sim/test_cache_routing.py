@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,7 @@ def test_cache_hits_rise_within_a_trajectory(start_sim, shards_dir: Path) -> Non
     url = start_sim(fresh=True, **ZERO).base_url
     turns = replay_instance(url, Shards(shards_dir), "acme__widgets-101")
     assert len(turns) >= 3 and cached(turns[0]) == 0
-    for prev, cur in zip(turns, turns[1:]):
+    for prev, cur in pairwise(turns):
         full = prev["prompt_tokens"] // BLOCK * BLOCK
         # the whole previous prompt hits; the marked assistant message (at most its first block) does not
         assert full <= cached(cur) <= full + BLOCK < cur["prompt_tokens"]
@@ -65,9 +66,9 @@ def test_history_marker_stops_reuse_of_generated_tokens(start_sim, shards_dir: P
     with_marker = replay_instance(url, shards, "acme__widgets-101", repeat=1, marker=True)
     without = replay_instance(url, shards, "acme__widgets-101", repeat=2, marker=False)  # another salt: no cross-talk
     assert cached(with_marker[0]) == cached(without[0]) == 0
-    for prev, cur in zip(with_marker, with_marker[1:]):
+    for prev, cur in pairwise(with_marker):
         assert cached(cur) <= prev["prompt_tokens"] + BLOCK
-    for prev, cur in zip(without, without[1:]):
+    for prev, cur in pairwise(without):
         # the oracle generated exactly the recording, so its own tokens are reused too
         assert cached(cur) >= prev["prompt_tokens"] + prev["completion_tokens"] - 2 * BLOCK
     gain = sum(map(cached, without)) - sum(map(cached, with_marker))
