@@ -16,7 +16,6 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT.parent / "shared" / "fixtures"
 SAMPLE = ROOT / "traces" / "data" / "sample.jsonl"
-DATA = ROOT / "tests" / "data"
 
 #: The synthetic coding set: `traces synth --seed 0 --scale 0.03` keeps 3 coding trajectories
 #: (132, 43 and 189 client turns; long, fast-growing prompts like the official coding set's).
