@@ -1,7 +1,10 @@
-"""Benchmark of `traces build`: time, peak RSS and bytes on disk for the shared fixture and for
-the fixture replicated N× with new conversation ids (default 30×, ~60k rows).
+"""Benchmark of `traces build`: time, peak RSS and bytes on disk for a coding set and for that set
+replicated N× with new conversation ids (default 30×, ~36k rows for the synthetic coding set).
 
-    .venv/bin/python tests/bench/bench_build.py [--copies 30]
+    .venv/bin/python tests/bench/bench_build.py [--copies 30] [--fixture FILE]
+
+The coding set is the synthetic one (benchdata.py) unless --fixture names another mlperf-jsonl
+file, e.g. ../shared/fixtures/mlperf_coding_20.jsonl.
 
 The claim it checks: peak RSS follows the largest trajectory, not the dataset size (each build
 runs in a fresh child process so its peak RSS is its own).
@@ -16,8 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURE = ROOT.parent / "shared" / "fixtures" / "mlperf_coding_20.jsonl"
+import benchdata
 
 CHILD = """
 import resource, sys, time
@@ -51,12 +53,14 @@ def measure(src: Path, out: Path) -> tuple[float, float, int]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--copies", type=int, default=30)
+    benchdata.add_argument(ap)
     args = ap.parse_args()
-    if not FIXTURE.is_file():
-        sys.exit(f"fixture not found: {FIXTURE}")
     with tempfile.TemporaryDirectory() as tmp:
+        src = benchdata.coding_source(Path(tmp), args.fixture)
+        n_src = sum(1 for _ in src.open("rb"))
+        n_traj = len({json.loads(line)["conversation_id"] for line in src.open("rb")})
         big = Path(tmp) / "replicated.jsonl"
-        rows = replicate(FIXTURE, big, args.copies)
+        rows = replicate(src, big, args.copies)
         base = subprocess.run(
             [
                 sys.executable,
@@ -71,9 +75,9 @@ def main() -> None:
         print(
             f"{'input':<28}{'rows':>8}{'raw MiB':>10}{'shards MiB':>12}{'ratio':>8}{'build s':>9}{'peak RSS MiB':>14}"
         )
-        for label, src, n in (("fixture (20 traj)", FIXTURE, 2014), (f"fixture x{args.copies}", big, rows)):
-            seconds, rss, size = measure(src, Path(tmp) / f"out-{n}")
-            raw = src.stat().st_size
+        for label, path, n in ((f"{src.stem} ({n_traj} traj)", src, n_src), (f"... x{args.copies}", big, rows)):
+            seconds, rss, size = measure(path, Path(tmp) / f"out-{n}")
+            raw = path.stat().st_size
             print(
                 f"{label:<28}{n:>8}{raw / 2**20:>10.1f}{size / 2**20:>12.1f}{raw / size:>8.1f}{seconds:>9.2f}{rss:>14.0f}"
             )

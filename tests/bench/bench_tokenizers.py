@@ -1,6 +1,9 @@
-"""Tokenizer throughput on the shared coding fixture: prints figures, asserts nothing.
+"""Tokenizer throughput on a coding set: prints figures, asserts nothing.
 
     .venv/bin/python tests/bench/bench_tokenizers.py [--hf DIR] [--fixture FILE]
+
+The coding set is the synthetic one (benchdata.py) unless --fixture names another mlperf-jsonl
+file, e.g. ../shared/fixtures/mlperf_coding_20.jsonl.
 
 For each tokenizer: raw `encode` speed over all message text, and the build's incremental count
 (ISL, delta and answer tokens of every client turn) in tokens of prompt text processed per second.
@@ -9,15 +12,15 @@ For each tokenizer: raw `encode` speed over all message text, and the build's in
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
 from pathlib import Path
+
+import benchdata
 
 from traces import BuildOptions, read_sources
 from traces.build import instance_rows
 from traces.tokenizers import load_tokenizer
-
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURE = ROOT.parent / "shared" / "fixtures" / "mlperf_coding_20.jsonl"
 
 
 def bench(spec: str, fixture: Path) -> None:
@@ -55,11 +58,13 @@ def bench(spec: str, fixture: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--hf", default=None, help="a local Hugging Face model folder to bench too")
-    ap.add_argument("--fixture", default=str(FIXTURE))
+    benchdata.add_argument(ap)
     args = ap.parse_args()
-    bench("qwen3.6", Path(args.fixture))
-    if args.hf:
-        bench(f"hf:{args.hf}", Path(args.fixture))
+    with tempfile.TemporaryDirectory() as tmp:
+        src = benchdata.coding_source(Path(tmp), args.fixture)
+        bench("qwen3.6", src)
+        if args.hf:
+            bench(f"hf:{args.hf}", src)
 
 
 if __name__ == "__main__":

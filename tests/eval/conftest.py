@@ -9,6 +9,10 @@ from evalruns import WordCounter
 
 import traces
 
+#: A hand-written coding trajectory whose recorded answers include some without a recognised bash
+#: action (`cd`/`echo` only, no tool call): the synthetic coding set has none, the official one has.
+UNSCORABLE = Path(__file__).resolve().parents[1] / "data" / "coding_unscorable.jsonl"
+
 
 @pytest.fixture(scope="session")
 def sample_shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -23,11 +27,16 @@ def sample_shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def coding20_shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The 20 real coding trajectories, built once per session (skip when absent)."""
-    src = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "mlperf_coding_20.jsonl"
-    if not src.is_file():
-        pytest.skip("shared fixtures not found (a clone outside the workspace)")
-    out = tmp_path_factory.mktemp("shards") / "coding20"
-    traces.build_shards([str(src)], out, traces.BuildOptions(name="coding20"), counter=WordCounter())
+def coding_sources(coding_set: Path) -> list[Path]:
+    """The coding sources of the eval tests: the synthetic coding set, then `UNSCORABLE`."""
+    return [coding_set, UNSCORABLE]
+
+
+@pytest.fixture(scope="session")
+def coding_shards(tmp_path_factory: pytest.TempPathFactory, coding_sources: list[Path]) -> Path:
+    """Coding-only shards (synthetic trajectories plus `UNSCORABLE`), built once per session."""
+    out = tmp_path_factory.mktemp("shards") / "coding"
+    traces.build_shards(
+        [str(p) for p in coding_sources], out, traces.BuildOptions(name="coding"), counter=WordCounter()
+    )
     return out

@@ -50,6 +50,11 @@ class WordCounter:
 Answer = Callable[[traces.TurnRow], dict[str, Any]]
 
 
+def client_turns(shards_dir: Path) -> int:
+    """The client turns of a shard folder's instances: what a full run issues."""
+    return sum(len(inst.turns) for inst in traces.Shards(shards_dir))
+
+
 def oracle(row: traces.TurnRow) -> dict[str, Any]:
     exp = row.expected or {}
     return {

@@ -1,5 +1,6 @@
-"""End to end: a real replay of the coding fixture against the simulator's oracle (a perfect
-model), then the eval gates on the run folder it wrote.
+"""End to end: a real replay of the coding shards (synthetic coding trajectories plus one with
+unscorable answers) against the simulator's oracle (a perfect model), then the eval gates on the
+run folder it wrote.
 
 The shards are built with a counter that counts an answer the way the simulator streams it (one
 decode step per 4 characters of reasoning, content and tool arguments, plus one step per tool
@@ -16,14 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evalruns import WordCounter
+from evalruns import WordCounter, client_turns
 
 import traces
 from eval import check_submission, osl_gate, score_run
-from replay import RunConfig, read_records, run_replay
+from replay import RunConfig, read_records, read_run_info, run_replay
 from replay.sim import config_from_args
 
-#: the oracle replay of 1,007 turns takes about 20 s on a shared 2-core machine
+#: the oracle replay of the coding shards' few hundred long turns takes seconds to tens of seconds
 slow = pytest.mark.slow
 
 ZERO_LATENCY = ("--step-base-ms", "0", "--prefill-ms-per-token", "0", "--batch-ms-per-seq", "0")
@@ -45,14 +46,12 @@ class SimStepCounter(WordCounter):
 
 
 @pytest.fixture(scope="module")
-def oracle_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    src = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "mlperf_coding_20.jsonl"
-    if not src.is_file():
-        pytest.skip("shared fixtures not found (a clone outside the workspace)")
-
+def oracle_run(tmp_path_factory: pytest.TempPathFactory, coding_sources: list[Path]) -> Path:
     root = tmp_path_factory.mktemp("e2e")
     shards = root / "shards"
-    traces.build_shards([str(src)], shards, traces.BuildOptions(name="coding20"), counter=SimStepCounter())
+    traces.build_shards(
+        [str(p) for p in coding_sources], shards, traces.BuildOptions(name="coding"), counter=SimStepCounter()
+    )
     cfg = RunConfig(
         shards=str(shards),
         concurrency=8,
@@ -69,9 +68,10 @@ def oracle_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_perfect_model_scores_one_on_every_scorable_turn(oracle_run: Path) -> None:
     res = score_run(oracle_run).to_json()
     t = res["turns"]
-    assert t["issued"] == 1007 and t["missing"] == 0
+    issued = client_turns(Path(read_run_info(oracle_run).shards))
+    assert t["issued"] == issued and t["missing"] == 0
     assert res["score"] == 1.0 and all(p["score"] == 1.0 for p in res["per_turn"])
-    assert t["scored"] == 1007 - len(res["excluded_turns"])
+    assert 0 < len(res["excluded_turns"]) and t["scored"] == issued - len(res["excluded_turns"])
     assert json.loads((oracle_run / "scores.json").read_text())["score"] == 1.0
 
 
@@ -81,7 +81,7 @@ def test_perfect_model_osl_mean_equals_the_expected_mean(oracle_run: Path) -> No
     for pop in ("window", "all"):
         assert res[pop]["counted"] == res[pop]["server_counted"] > 0
         assert res[pop]["mean"] == res[pop]["expected_mean"]
-    assert res["all"]["counted"] == 1007
+    assert res["all"]["counted"] == client_turns(Path(read_run_info(oracle_run).shards))
 
 
 def test_a_model_with_other_answers_fails_inline_and_the_check_says_why(tmp_path: Path, sample_shards: Path) -> None:

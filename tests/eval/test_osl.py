@@ -5,18 +5,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evalruns import oracle, record, write_run
+from evalruns import client_turns, oracle, record, write_run
 
 import traces
 from eval import OSL_FILE, osl_gate
 from eval import osl_lines as summary_lines
 
 
-def test_perfect_model_mean_equals_the_datasets_expected_mean(tmp_path: Path, coding20_shards: Path) -> None:
-    res = osl_gate(write_run(tmp_path / "run", coding20_shards)).to_json()
+def test_perfect_model_mean_equals_the_datasets_expected_mean(tmp_path: Path, coding_shards: Path) -> None:
+    res = osl_gate(write_run(tmp_path / "run", coding_shards)).to_json()
     for pop in ("window", "all"):
         assert res[pop]["mean"] == res[pop]["expected_mean"]
-        assert res[pop]["counted"] == res[pop]["server_counted"] == 1007
+        assert res[pop]["counted"] == res[pop]["server_counted"] == client_turns(coding_shards)
     # the word counter's answers are far shorter than Kimi K3's band: the gate says by how much
     assert res["passed"] is False
     assert res["window"]["outside_by"] == round(res["window"]["mean"] - 390, 2)

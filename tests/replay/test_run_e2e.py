@@ -4,6 +4,7 @@ server of `loopback.py` (which keeps books of what it saw) and the embedded simu
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import signal
@@ -108,7 +109,7 @@ def test_closed_loop_never_exceeds_one_request_per_slot_or_c_overall(sample_shar
     assert {r.slot for r in records} == {0, 1, 2}
     for slot in range(3):
         spans = sorted((r.t_send_ns, r.t_last_ns) for r in records if r.slot == slot)
-        assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:])), (
+        assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans)), (
             f"slot {slot} overlapped itself"
         )
 
@@ -119,7 +120,7 @@ def test_delays_are_waited_holding_the_slot_and_excluded_from_latency(tmp_path: 
         run_dir = run(shards, tmp_path / "run", srv.base_url, concurrency=1)
     recs = list(read_records(run_dir))
     assert [r.delay_s for r in recs] == [0.0, 0.5, 0.4]
-    for prev, nxt in zip(recs, recs[1:]):
+    for prev, nxt in itertools.pairwise(recs):
         assert nxt.t_send_ns - prev.t_last_ns >= nxt.delay_s * 1e9  # waited before sending
         assert nxt.t_last_ns - nxt.t_send_ns < nxt.delay_s * 1e9  # and not inside the turn's E2E
     arrivals = [s.t_arrive_ns for s in srv.books.requests]
@@ -210,7 +211,6 @@ def test_turn_timeout_cancels_the_request_on_the_server(tmp_path: Path) -> None:
 
 
 def test_client_tokenizer_counts_output_when_the_server_sends_no_usage(tmp_path: Path) -> None:
-    pytest.importorskip("traces.tokenizers")
     shards = crafted_shards(tmp_path, {"u1": [0.0, 0.0]})
     with LoopbackServer(lambda b, h: Reply(chunks=3, usage=b["messages"][-1]["content"].endswith("1"))) as srv:
         run_dir = run(shards, tmp_path / "run", srv.base_url, tokenizer="qwen3.6", profile="qwen3.6-35b-a3b")

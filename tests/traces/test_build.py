@@ -13,16 +13,18 @@ from cli import cli, main
 from traces import BuildOptions, Shards, TraceError, build_shards, iter_prompts, messages_sha256
 
 
-def test_same_input_same_hash_and_bytes_in_different_folders(coding20: Path, tmp_path: Path) -> None:
-    a = build_shards([str(coding20)], tmp_path / "one" / "s", BuildOptions(name="c"))
-    src_copy = tmp_path / "elsewhere" / coding20.name
+def test_same_input_same_hash_and_bytes_in_different_folders(coding_set: Path, tmp_path: Path) -> None:
+    a = build_shards([str(coding_set)], tmp_path / "one" / "s", BuildOptions(name="c"))
+    src_copy = tmp_path / "elsewhere" / coding_set.name
     src_copy.parent.mkdir()
-    shutil.copy(coding20, src_copy)
+    shutil.copy(coding_set, src_copy)
     b = build_shards([str(src_copy)], tmp_path / "two" / "s", BuildOptions(name="c"))
     assert a.manifest.content_hash == b.manifest.content_hash
     assert a.manifest.shards == b.manifest.shards  # same file names, rows, sha256
-    assert (a.out / "manifest.json").read_bytes() == (b.out / "manifest.json").read_bytes()
-    c = build_shards([str(coding20)], tmp_path / "three", BuildOptions(name="c", salt="none"))
+    files = sorted(p.relative_to(a.out) for p in a.out.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(b.out) for p in b.out.rglob("*") if p.is_file())
+    assert all((a.out / f).read_bytes() == (b.out / f).read_bytes() for f in files)  # manifest.json too
+    c = build_shards([str(coding_set)], tmp_path / "three", BuildOptions(name="c", salt="none"))
     assert c.manifest.content_hash != a.manifest.content_hash
 
 

@@ -9,21 +9,17 @@ marked slow.
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
-import shlex
 from pathlib import Path
-from typing import Any
 
 import pytest
+from cardrecipes import CARDS_DIR, reads_shared, recipe_problems
 from click.testing import CliRunner
 
 import traces
 from cli import cli
 from traces.cards import REQUIRED_KEYS, SECTIONS, check_card, parse_card, write_card
 
-ROOT = Path(__file__).resolve().parents[2]
-CARDS_DIR = ROOT / "data_cards"
 ALL = sorted(CARDS_DIR.glob("*.md"))
 
 
@@ -63,79 +59,29 @@ def test_workato_card_links_the_format_definition() -> None:
     assert "workflow-format.md" in (CARDS_DIR / "workato-workflow.md").read_text(encoding="utf-8")
 
 
-def _rebuild(commands: list[str], tmp_path: Path) -> Path:
-    """Run a card's recipe: inputs resolve against the project root, every --out goes to tmp_path."""
-    mapped: dict[str, str] = {}
-    built: Path | None = None
-    for line in commands:
-        argv = shlex.split(line)
-        assert argv[0] == "trajbench", line
-        args = argv[1:3]  # the command group and command, e.g. traces build
-        for k, arg in enumerate(argv[3:], start=3):
-            if argv[k - 1] == "--out":
-                mapped[arg] = str(tmp_path / Path(arg).name)
-                args.append(mapped[arg])
-            elif arg in mapped:
-                args.append(mapped[arg])
-            elif not arg.startswith("-") and (ROOT / arg).exists():
-                args.append(str(ROOT / arg))
-            elif "/" in arg and not arg.startswith("-"):
-                pytest.skip(f"input {arg} is not here (a clone outside the workspace)")
-            else:
-                args.append(arg)
-        result = CliRunner().invoke(cli, args, catch_exceptions=False)
-        assert result.exit_code == 0, result.output
-        if argv[1:3] == ["traces", "build"]:
-            built = Path(mapped[argv[argv.index("--out") + 1]])
-    assert built is not None, "the recipe never runs `trajbench traces build`"
-    return built
-
-
 def _recipe_params() -> list[object]:
+    """Cards with a content hash whose recipe builds from data the project has; the card of the
+    official example (built from ../shared/fixtures) is checked by test_conformance.py."""
     params: list[object] = []
     for path in DATA_CARDS:
         meta = parse_card(path).meta
-        if meta.get("content_hash") is None:
+        if meta.get("content_hash") is None or reads_shared(meta["build"]):
             continue
         slow = any(" synth " in f" {c} " for c in meta["build"])
         params.append(pytest.param(path, id=path.name, marks=[pytest.mark.slow] if slow else []))
     return params
 
 
+def test_only_the_official_example_card_is_built_from_shared_data() -> None:
+    shared = [p.name for p in DATA_CARDS if reads_shared(parse_card(p).meta.get("build") or [])]
+    assert shared == ["mlperf-coding-20.md"]
+
+
 @pytest.mark.parametrize("path", _recipe_params())
 def test_card_recipe_rebuilds_its_manifest(path: Path, tmp_path: Path) -> None:
     """TRAJBENCH_UPDATE_GOLDEN=1 rewrites the card from the rebuilt shards (same licence, version,
     summary and recipe): the way to refresh a card after the shards' contents change."""
-    card = parse_card(path)
-    built = _rebuild(card.meta["build"], tmp_path)
-    manifest = traces.Manifest.read(built)
-    if os.environ.get("TRAJBENCH_UPDATE_GOLDEN"):
-        _rewrite(path, card, built, manifest)
-        card = parse_card(path)
-    assert check_card(card, manifest) == []
-
-
-def _rewrite(path: Path, card: Any, built: Path, manifest: traces.Manifest) -> None:
-    from traces.analysis import StatsOptions
-    from traces.tokenizers import load_tokenizer
-
-    text = path.read_text(encoding="utf-8")
-    summary = text.split("## Summary\n\n", 1)[1].split("\n\n## ", 1)[0].strip()
-    tok = manifest.tokenizer
-    tokenizer = load_tokenizer(tok.name) if tok and card.meta["statistics"]["units"]["lengths"] == "tokens" else None
-    users = re.search(r"blocks of (\d+) \w+, (\d+) users in closed loop", text)
-    assert users, f"{path.name}: the card does not say its block size and users"
-    options = StatsOptions(block_size=int(users.group(1)), concurrency=int(users.group(2)))
-    write_card(
-        built,
-        path,
-        version=str(card.meta["version"]),
-        license=card.meta["license"],
-        summary=summary,
-        build=card.meta["build"],
-        tokenizer=tokenizer,
-        options=options,
-    )
+    assert recipe_problems(path, tmp_path) == []
 
 
 # ---------------------------------------------------------------- the writer and the checker
@@ -167,7 +113,7 @@ def test_written_card_checks_against_its_manifest_and_detects_drift(tmp_path: Pa
 def test_broken_cards_are_reported_with_their_path(tmp_path: Path) -> None:
     bad = tmp_path / "bad.md"
     bad.write_text("# no front matter\n", encoding="utf-8")
-    with pytest.raises(traces.TraceError, match="bad.md:1: a data card starts with YAML front matter"):
+    with pytest.raises(traces.TraceError, match=r"bad\.md:1: a data card starts with YAML front matter"):
         parse_card(bad)
     bad.write_text("---\nname: x\n---\n\n## Summary\n\n## Fields\n", encoding="utf-8")
     problems = check_card(parse_card(bad))

@@ -1,5 +1,6 @@
-"""Conformance on the real fixture (../shared/fixtures/mlperf_coding_20.jsonl): counts, salts and
-the first turns' request messages checked field by field against SPEC §3–§4."""
+"""Conformance on the real fixture (../shared/fixtures/mlperf_coding_20.jsonl): counts, salts,
+the first turns' request messages checked field by field against SPEC §3–§4, and the data card
+of the official example. Skipped where the fixture is absent (a clone outside the workspace)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from cardrecipes import CARDS_DIR, recipe_problems
 from sinks import raising_sink
 
 import traces
@@ -116,3 +118,9 @@ def test_no_history_marker_gives_reference_prompts(coding20: Path, tmp_path: Pat
     build_shards([str(coding20)], tmp_path / "s", BuildOptions(history_marker=False))
     prompts = list(iter_prompts(Shards(tmp_path / "s").instance(0)))
     assert not prompts[1].messages[2]["reasoning_content"].startswith(" ")
+
+
+def test_the_official_example_card_rebuilds_its_manifest(coding20: Path, tmp_path: Path) -> None:
+    """data_cards/mlperf-coding-20.md, rebuilt from its recipe (the fixture), matches the manifest;
+    TRAJBENCH_UPDATE_GOLDEN=1 rewrites it."""
+    assert recipe_problems(CARDS_DIR / "mlperf-coding-20.md", tmp_path) == []

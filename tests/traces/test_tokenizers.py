@@ -5,6 +5,7 @@ fingerprints, and the build filling the token columns."""
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import subprocess
 import sys
@@ -195,12 +196,12 @@ def test_qwen36_special_tokens_and_encode(qwen: Any) -> None:
     assert qwen.count_text("<|im_start|>user\n<think>") == 4
 
 
-def test_qwen36_incremental_isl_equals_whole_prompt_on_the_fixture(qwen: Any, coding20: Path) -> None:
+def test_qwen36_incremental_isl_equals_whole_prompt_on_coding(qwen: Any, coding_set: Path) -> None:
     def whole(messages: list[dict[str, Any]], tools: Any) -> int:
         s = qwen.renderer.session(tools)
         return len(qwen.encode(s.append(messages).text + s.suffix() + s.generation()))
 
-    trajs = list(read_sources([str(coding20)], "mlperf-jsonl"))[:3]
+    trajs = list(read_sources([str(coding_set)], "mlperf-jsonl"))[:3]
     assert sum(_check_incremental(qwen, t, whole) for t in trajs) > 100
 
 
@@ -273,7 +274,7 @@ def _QWEN_FOR_PROPERTY() -> Any:  # hypothesis forbids function-scoped fixtures;
 
 
 # ---------------------------------------------------------------- hf (real Qwen3 files)
-def test_hf_incremental_isl_equals_apply_chat_template(qwen3_hf_dir: Path, coding20: Path) -> None:
+def test_hf_incremental_isl_equals_apply_chat_template(qwen3_hf_dir: Path, coding_set: Path) -> None:
     tok = load_tokenizer(f"hf:{qwen3_hf_dir}")
     from transformers import AutoTokenizer
 
@@ -285,7 +286,7 @@ def test_hf_incremental_isl_equals_apply_chat_template(qwen3_hf_dir: Path, codin
         )
         return len(ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids)
 
-    traj = next(iter(read_sources([str(coding20)], "mlperf-jsonl")))
+    traj = next(iter(read_sources([str(coding_set)], "mlperf-jsonl")))
     assert _check_incremental(tok, traj, whole, every=8) >= 7
     # Workflow turns add user messages: the Qwen3 template then drops earlier reasoning, so the
     # counter must re-render (reset) rather than extend; still exact.
@@ -295,7 +296,7 @@ def test_hf_incremental_isl_equals_apply_chat_template(qwen3_hf_dir: Path, codin
 
 
 # ---------------------------------------------------------------- tiktoken (o200k from bpe-openai)
-def test_tiktoken_o200k_counts(o200k_file: Path, coding20: Path) -> None:
+def test_tiktoken_o200k_counts(o200k_file: Path, coding_set: Path) -> None:
     tok = load_tokenizer(f"tiktoken:{o200k_file}")
     assert tok.name == "tiktoken:o200k_base"
     assert tok.encode("hello world") == [24912, 2375]
@@ -304,7 +305,7 @@ def test_tiktoken_o200k_counts(o200k_file: Path, coding20: Path) -> None:
         s = tok.renderer.session(tools)
         return len(tok.encode(s.append(messages).text + s.suffix() + s.generation()))
 
-    traj = next(iter(read_sources([str(coding20)], "mlperf-jsonl")))
+    traj = next(iter(read_sources([str(coding_set)], "mlperf-jsonl")))
     assert _check_incremental(tok, traj, whole, every=5) >= 5
 
 
@@ -383,6 +384,6 @@ def test_build_fills_token_columns_and_fingerprint(qwen: Any, sample: Path, tmp_
     for turns in by.values():
         isl = [r["isl_tokens"] for r in turns]
         assert isl == sorted(isl)
-        for a, b in zip(turns, turns[1:]):  # ISL grows by exactly the next turn's delta
+        for a, b in itertools.pairwise(turns):  # ISL grows by exactly the next turn's delta
             assert b["isl_tokens"] - a["isl_tokens"] == b["delta_tokens"]
     assert any(r["expected_osl_tokens"] for r in rows)

@@ -8,6 +8,8 @@ from click.testing import CliRunner
 
 from cli import cli, main
 from replay.sim import SimConfig, SimulatorStartError, start_simulator
+from replay.sim.tokens import render_prompt
+from traces.tokenizers import load_tokenizer
 
 
 def test_start_serve_and_stop() -> None:
@@ -21,13 +23,13 @@ def test_start_serve_and_stop() -> None:
 
 
 def test_a_child_that_dies_reports_its_stderr() -> None:
-    with pytest.raises(SimulatorStartError, match="(?s)exited with code 1.*needs --shards"):
+    with pytest.raises(SimulatorStartError, match=r"(?s)exited with code 1.*needs --shards"):
         with start_simulator(["--answers", "oracle"]):
             pass
 
 
 def test_oracle_without_a_shard_folder_fails_clearly(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(SimulatorStartError, match="no manifest.json"):
+    with pytest.raises(SimulatorStartError, match=r"no manifest\.json"):
         with start_simulator(["--answers", "oracle", "--shards", str(tmp_path)]):
             pass
 
@@ -44,13 +46,7 @@ def test_serve_sim_cli_options(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_registry_tokenizer_counts_the_prompt(start_sim) -> None:  # type: ignore[no-untyped-def]
-    tokenizers = pytest.importorskip("traces.tokenizers")
-    from replay.sim.tokens import render_prompt
-
-    try:
-        tok = tokenizers.load_tokenizer("qwen3.6")
-    except Exception as exc:
-        pytest.skip(f"qwen3.6 tokenizer unavailable: {exc}")
+    tok = load_tokenizer("qwen3.6")
     url = start_sim(tokenizer="qwen3.6", step_base_ms=0.0, prefill_ms_per_token=0.0, batch_ms_per_seq=0.0).base_url
     messages = [
         {"role": "system", "content": "You are a careful engineer. " * 40},

@@ -1,5 +1,5 @@
 """With unlimited cache capacity the simulator's measured cached-token fraction equals the ideal
-within-trajectory reuse of traces.analysis.reuse (within 1 %), on real coding trajectories."""
+within-trajectory reuse of traces.analysis.reuse (within 1 %), on coding trajectories (the synthetic coding set: long, fast-growing prompts)."""
 
 from __future__ import annotations
 
@@ -49,9 +49,9 @@ def check(start_sim, source: Path, out: Path) -> None:  # type: ignore[no-untype
 
 
 def test_cached_fraction_equals_ideal_reuse_on_two_coding_trajectories(
-    start_sim, coding20: Path, tmp_path: Path
+    start_sim, coding_set: Path, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
-    lines = coding20.read_text("utf-8").splitlines()
+    lines = coding_set.read_text("utf-8").splitlines()
     keep = []
     for line in lines:
         cid = json.loads(line).get("conversation_id")
@@ -65,5 +65,5 @@ def test_cached_fraction_equals_ideal_reuse_on_two_coding_trajectories(
 
 
 @pytest.mark.slow
-def test_cached_fraction_equals_ideal_reuse_on_coding20(start_sim, coding20: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    check(start_sim, coding20, tmp_path / "shards")
+def test_cached_fraction_equals_ideal_reuse_on_the_coding_set(start_sim, coding_set: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    check(start_sim, coding_set, tmp_path / "shards")
