@@ -24,7 +24,7 @@ def fixture_rows() -> list[dict]:
     path = FIXTURES / "mlperf_coding_20.jsonl"
     if not path.is_file():
         pytest.skip("shared fixtures absent")
-    return [json.loads(line) for line in path.open()]
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,7 @@ def test_qwen_template_keeps_the_marker_and_would_erase_a_leading_space(qwen: An
     for inst in built:
         marked = list(traces.iter_prompts(inst))
         plain = list(traces.iter_prompts(inst, markers=False))
-        for m, p in zip(marked[1:], plain[1:]):
+        for m, p in zip(marked[1:], plain[1:], strict=True):
             a = next(i for i, msg in enumerate(p.messages) if msg["role"] == "assistant" and msg != m.messages[i])
             assert qwen.history_render(m.messages[: a + 1]) != qwen.history_render(p.messages[: a + 1])
             # the old rule, a leading space, renders exactly as the unmarked message: Qwen3.6 trims it

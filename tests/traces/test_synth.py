@@ -201,7 +201,7 @@ def test_expected_osl_of_a_small_build_is_in_the_reference_band(tiny: Path, tmp_
         part = pq.read_table(f, columns=list(cols)).to_pydict()
         for k in cols:
             cols[k] += part[k]
-    osl = [(d, n, json.loads(e)) for d, n, e in zip(*cols.values()) if n is not None]
+    osl = [(d, n, json.loads(e)) for d, n, e in zip(*cols.values(), strict=True) if n is not None]
     band = get_profile("kimi-k3").thresholds
     mean = statistics.mean(n for _, n, _ in osl)
     assert band.osl_min <= mean <= band.osl_max, mean  # Kimi K3: 390-475 tokens per turn
