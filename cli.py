@@ -64,12 +64,15 @@ FORMAT_OPTION = click.option(
 @click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @FORMAT_OPTION
 def traces_validate(sources: tuple[str, ...], fmt: str) -> None:
-    """Check SOURCES against the dataset rules (docs/dataset-format.md) and list every violation."""
+    """Check SOURCES against the dataset rules (docs/dataset-format.md) and list the violations
+    (the first 20, then how many more)."""
     n_traj, n_turns, errors = traces.validate_sources(sources, fmt)
-    for err in errors:
-        click.echo(str(err), err=True)
+    for line in traces.error_lines(errors):
+        click.echo(line, err=True)
     if errors:
-        raise traces.TraceError(f"{len(errors)} error(s); {n_traj} valid trajectories ({n_turns} client turns)")
+        raise traces.TraceError(
+            f"{traces.error_count(errors):,} error(s); {n_traj} valid trajectories ({n_turns} client turns)"
+        )
     click.echo(f"ok: {n_traj} trajectories, {n_turns} client turns")
 
 

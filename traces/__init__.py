@@ -14,7 +14,7 @@ from .build import BuildOptions, BuildResult, build_shards
 from .canonical import MessagesHasher, canonical_json, content_line, messages_sha256, sha256_file, sha256_text
 from .contract import ContractError, JsonFile, from_json, to_json
 from .distribution import PERCENTILES, Distribution, distribution, pct_key, percentiles
-from .errors import ShardError, TraceError, TraceFormatError, TraceValidationErrors
+from .errors import ShardError, TraceError, TraceFormatError, TraceValidationErrors, error_count, error_lines
 from .export import export_jsonl
 from .formats import FORMATS, Format
 from .io import iter_json_objects, iter_lines
@@ -85,6 +85,8 @@ __all__ = [
     "content_text",
     "distribution",
     "domain_of",
+    "error_count",
+    "error_lines",
     "export_jsonl",
     "from_json",
     "get_profile",

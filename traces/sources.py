@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from .errors import TraceFormatError, TraceValidationErrors
+from .errors import ErrorCapReached, TraceFormatError, TraceValidationErrors
 from .formats import FORMATS
 from .model import Trajectory
 
@@ -49,11 +49,7 @@ def iter_sources(sources: Sequence[str], fmt: str, errors: list[TraceFormatError
                 seen[traj.id] = str(src)
                 yield traj
     except _TooManyErrors as stop:
-        errors.append(
-            TraceFormatError(
-                str(stop), None, f"stopped reading after {MAX_ERRORS:,} errors; fix these first, then validate again"
-            )
-        )
+        errors.append(ErrorCapReached(str(stop), MAX_ERRORS))
 
 
 def read_sources(sources: Sequence[str], fmt: str) -> Iterator[Trajectory]:
