@@ -229,20 +229,13 @@ def traces_synth(out: str, seed: int, scale: float) -> None:
 
 
 def _sizes(value: str | None) -> tuple[int, ...]:
-    """`16k,64k,1M` → sizes in units (k = 1024, M = 1024²)."""
+    """`16k,64k,1M` → sizes in units (`traces.parse_size`: k = 1,000, M = 1,000,000)."""
     if not value:
         return ()
-    mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-    out = []
-    for part in value.split(","):
-        p = part.strip().lower()
-        try:
-            out.append(int(float(p[:-1]) * mult[p[-1]]) if p and p[-1] in mult else int(p))
-        except ValueError:
-            raise click.BadParameter(
-                f"{part!r} is not a size like 65536, 64k or 2M", param_hint="--cache-sizes"
-            ) from None
-    return tuple(out)
+    try:
+        return tuple(traces.parse_size(part) for part in value.split(","))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--cache-sizes") from None
 
 
 @traces_group.command("stats")
@@ -271,7 +264,7 @@ def _sizes(value: str | None) -> tuple[int, ...]:
 @click.option(
     "--cache-sizes",
     default=None,
-    help="LRU cache sizes in units, comma-separated (64k, 2M); default: ten doublings up to 'holds everything'.",
+    help="LRU cache sizes in units, comma-separated, k = 1,000 and M = 1,000,000 (64k, 2M); default: ten doublings up to 'holds everything'.",
 )
 def traces_stats(
     shards_dir: str, tokenizer: str | None, out: str | None, block_size: int, concurrency: int, cache_sizes: str | None

@@ -28,6 +28,7 @@ from .request import request_body
 from .salt import SALT_MODES, Salt, make_salt
 from .shards import Instance, Shards, TurnPrompt, TurnRow, iter_prompts, logical_id, salt_for
 from .show import turn_body
+from .sizes import format_size, parse_size
 from .sources import read_sources, validate_sources
 from .verify import Verification, verify_shards
 from .version import __version__
@@ -88,6 +89,7 @@ __all__ = [
     "error_count",
     "error_lines",
     "export_jsonl",
+    "format_size",
     "from_json",
     "get_profile",
     "iter_json_objects",
@@ -98,6 +100,7 @@ __all__ = [
     "make_salt",
     "messages_sha256",
     "parse_card",
+    "parse_size",
     "pct_key",
     "percentiles",
     "profiles",
