@@ -188,12 +188,22 @@ def traces_verify(shards_dir: str, files_only: bool) -> None:
     "--turn", required=True, type=int, help="The dataset's turn number of a client row (docs/dataset-format.md)."
 )
 @click.option(
-    "--profile", default="kimi-k3", show_default=True, help="Model profile whose request parameters are used."
+    "--profile",
+    default=None,
+    help="Model profile whose request parameters are used (default: the one the shards' tokenizer belongs to, else kimi-k3).",
 )
 @click.option("--model", default=None, help="Served model name, if not the profile's.")
-def traces_show(shards_dir: str, trajectory_id: str, repeat: int, turn: int, profile: str, model: str | None) -> None:
+def traces_show(
+    shards_dir: str, trajectory_id: str, repeat: int, turn: int, profile: str | None, model: str | None
+) -> None:
     """Print the exact JSON body replay will send for one turn."""
-    body = traces.turn_body(shards_dir, trajectory_id, repeat, turn, traces.get_profile(profile), model=model)
+    if profile is None:
+        prof, note = traces.shards_profile(traces.Shards(shards_dir))
+        if note is not None:
+            click.echo(f"Note: {note}", err=True)
+    else:
+        prof = traces.get_profile(profile)
+    body = traces.turn_body(shards_dir, trajectory_id, repeat, turn, prof, model=model)
     click.echo(json.dumps(body, indent=2, ensure_ascii=False))
 
 

@@ -27,7 +27,7 @@ from .prompts import PromptBuilder, wire_messages
 from .request import request_body
 from .salt import SALT_MODES, Salt, make_salt
 from .shards import Instance, Shards, TurnPrompt, TurnRow, iter_prompts, logical_id, salt_for
-from .show import turn_body
+from .show import shards_profile, turn_body
 from .sizes import format_size, parse_size
 from .sources import read_sources, validate_sources
 from .verify import Verification, verify_shards
@@ -109,6 +109,7 @@ __all__ = [
     "salt_for",
     "sha256_file",
     "sha256_text",
+    "shards_profile",
     "to_json",
     "turn_body",
     "validate_sources",
