@@ -183,7 +183,13 @@ def traces_verify(shards_dir: str, files_only: bool) -> None:
 @traces_group.command("show")
 @click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--trajectory", "trajectory_id", required=True, help="Source conversation id.")
-@click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--repeat",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Which pass over the dataset (1 = the first; later repeats are salted apart, docs/salting.md).",
+)
 @click.option(
     "--turn", required=True, type=int, help="The dataset's turn number of a client row (docs/dataset-format.md)."
 )
@@ -209,9 +215,22 @@ def traces_show(
 
 @traces_group.command("export")
 @click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["mlperf-jsonl"]), default="mlperf-jsonl", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["mlperf-jsonl"]),
+    default="mlperf-jsonl",
+    show_default=True,
+    help="Output format: the official flat rows (docs/dataset-format.md).",
+)
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Output file (.jsonl or .jsonl.zst).")
-@click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--repeat",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Which pass over the dataset to write (1 = the first; later repeats are salted apart).",
+)
 def traces_export(shards_dir: str, fmt: str, out: str, repeat: int) -> None:
     """Write built shards back out as official flat rows."""
     n = traces.export_jsonl(shards_dir, out, repeat=repeat)
