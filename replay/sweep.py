@@ -112,7 +112,7 @@ async def run_sweep(
             {
                 k: v
                 for k, v in traces.to_json(base).items()
-                if k not in ("api_key", "out", "concurrency", "display", "skip_preflight")
+                if k not in ("api_key", "out", "concurrency", "progress", "skip_preflight")
             }
         )
     )

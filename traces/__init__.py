@@ -23,6 +23,7 @@ from .manifest import FORMAT_VERSION, InstanceEntry, Manifest
 from .model import Row, Trajectory, content_text, domain_of
 from .outdir import check_writable, make_dir
 from .profiles import Profile, get_profile, profiles
+from .progress import PLAIN_SECONDS, PROGRESS_MODES, PROGRESS_SECONDS_ENV, Progress
 from .prompts import PromptBuilder, wire_messages
 from .request import request_body
 from .salt import SALT_MODES, Salt, make_salt
@@ -52,6 +53,9 @@ __all__ = [
     "FORMAT_VERSION",
     "MANIFEST",
     "PERCENTILES",
+    "PLAIN_SECONDS",
+    "PROGRESS_MODES",
+    "PROGRESS_SECONDS_ENV",
     "SALT_MODES",
     "STATS_FILE",
     "BuildOptions",
@@ -65,6 +69,7 @@ __all__ = [
     "Manifest",
     "MessagesHasher",
     "Profile",
+    "Progress",
     "PromptBuilder",
     "Row",
     "Salt",
