@@ -1,10 +1,13 @@
-"""What a replay shows while it runs: a piped `replay run` writes plain status lines to stderr
-while it is still running (not only at its end), `--progress none` writes none, and the live
-line keeps its count and elapsed time at 80 columns."""
+"""What a replay shows while it runs and what a sweep prints as it goes: a piped `replay run`
+writes plain status lines to stderr while it is still running (not only at its end), `--progress
+none` writes none, the live line keeps its count and elapsed time at 80 columns, and a sweep
+prints each point's headline numbers as it finishes and a table of every point at the end."""
 
 from __future__ import annotations
 
+import asyncio
 import io
+import json
 import os
 import queue
 import re
@@ -14,10 +17,14 @@ import time
 from pathlib import Path
 
 from clirun import ROOT, command
+from loopback_server import LoopbackServer, Reply
 from rich.console import Console
 
 import traces
+from replay.config import RunConfig
 from replay.display import RunState, run_progress
+from replay.sweep import run_sweep
+from replay.sweep_table import sweep_table
 
 #: ~0.25 s per turn (10 tokens at 25 ms a step): the sample's 17 turns take about 4 s.
 SLOW = "--osl-mean 10 --osl-cv 0 --step-base-ms 25"
@@ -75,3 +82,40 @@ def test_the_live_line_keeps_count_and_elapsed_at_80_columns() -> None:
     assert "12,345/30,335 turns" in text and "elapsed 0:00:00" in text and "errors 7" in text, text
     assert "…" not in text
     assert "128 active 64 waiting /256" in bar.line() and "window open" in bar.line()  # the plain line has all
+
+
+def test_a_sweep_prints_each_point_and_a_table_of_all(sample_shards: Path, tmp_path: Path) -> None:
+    said: list[str] = []
+    again: list[str] = []
+    with LoopbackServer(lambda b, h: Reply(chunks=3)) as srv:
+        base = RunConfig(shards=str(sample_shards), endpoint=srv.base_url, inject_delays=False, progress="none")
+        scored = lambda d: said.append(f"scored {d.name}")  # noqa: E731
+        folder = asyncio.run(run_sweep(base, [1, 2], tmp_path / "sweep", after_point=scored, echo=said.append))
+        # resumed after C=2 lost its summary: C=1 is kept, C=2 rerun
+        (folder / "c0002" / "result_summary.json").unlink()
+        asyncio.run(run_sweep(base, [1, 2], folder, echo=again.append))
+    rows = []
+    for c in (1, 2):
+        ours = json.loads((folder / f"c{c:04d}" / "result_summary.json").read_text())["trajbench"]
+        tps = ours["throughput"]["output_tokens_per_s"]
+        user = ours["interactivity"]["e2e_interactivity"]
+        p90 = ours["ttft"]["percentiles"]["90.0"] / 1e6
+        rows.append([str(c), "done", f"{tps:,.1f}", f"{user:,.1f}", f"{p90:,.1f}", "0"])
+        if c == 1:  # C=1's numbers are the same in both sweeps: it was kept
+            line = f"C=1: {tps:,.1f} tok/s  per-user {user:,.1f} tok/s  TTFT p90 {p90:,.1f} ms  errors 0"
+            # replaying, then its numbers as soon as the point is done, then its gates
+            start = said.index("C=1: replaying …")
+            assert said[start + 1 : start + 3] == [line, "scored c0001"]
+    assert said[said.index("C=2: replaying …") + 1].startswith("C=2: ")
+    for table in (said[said.index("scored c0002") + 1 :], again[again.index("C=1: kept (already done)") + 3 :]):
+        assert table[0].split() == ["C", "status", "tok/s", "per-user", "tok/s", "TTFT", "p90", "ms", "errors"]
+        assert all(len(r) <= 80 for r in table)
+    assert [r.split() for r in again[-2:]] == rows  # the table of the resumed sweep: every point's numbers
+
+
+def test_a_point_without_a_summary_shows_its_status_and_no_numbers() -> None:
+    table = sweep_table([(1, "interrupted", None), (2, "pending", None)])
+    assert [r.split() for r in table[2:]] == [
+        ["1", "interrupted", "-", "-", "-", "-"],
+        ["2", "pending", "-", "-", "-", "-"],
+    ]
