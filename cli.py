@@ -60,16 +60,31 @@ FORMAT_OPTION = click.option(
 )
 
 
+PROGRESS_OPTION = click.option(
+    "--progress",
+    type=click.Choice(traces.PROGRESS_MODES),
+    default="auto",
+    show_default=True,
+    help=f"Progress on stderr: rich (a live line), plain (a status line every {traces.PLAIN_SECONDS:g} s; "
+    f"{traces.PROGRESS_SECONDS_ENV} sets another interval), none; auto = rich on a terminal, else plain.",
+)
+
+
 @traces_group.command("validate")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @FORMAT_OPTION
-def traces_validate(sources: tuple[str, ...], fmt: str) -> None:
-    """Check SOURCES against the dataset rules (docs/dataset-format.md) and list every violation."""
-    n_traj, n_turns, errors = traces.validate_sources(sources, fmt)
-    for err in errors:
-        click.echo(str(err), err=True)
+@PROGRESS_OPTION
+def traces_validate(sources: tuple[str, ...], fmt: str, progress: str) -> None:
+    """Check SOURCES against the dataset rules (docs/dataset-format.md) and list the violations
+    (the first 20, then how many more)."""
+    with traces.Progress("validate", mode=progress) as bar:
+        n_traj, n_turns, errors = traces.validate_sources(sources, fmt, progress=bar)
+    for line in traces.error_lines(errors):
+        click.echo(line, err=True)
     if errors:
-        raise traces.TraceError(f"{len(errors)} error(s); {n_traj} valid trajectories ({n_turns} client turns)")
+        raise traces.TraceError(
+            f"{traces.error_count(errors):,} error(s); {n_traj} valid trajectories ({n_turns} client turns)"
+        )
     click.echo(f"ok: {n_traj} trajectories, {n_turns} client turns")
 
 
@@ -100,6 +115,7 @@ def traces_validate(sources: tuple[str, ...], fmt: str) -> None:
 )
 @click.option("--tokenizer", default=None, help="Fill token columns: NAME or NAME:PATH (see `trajbench tokenizers`).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out folder (atomically).")
+@PROGRESS_OPTION
 def traces_build(
     sources: tuple[str, ...],
     fmt: str,
@@ -111,10 +127,9 @@ def traces_build(
     no_history_marker: bool,
     tokenizer: str | None,
     overwrite: bool,
+    progress: str,
 ) -> None:
     """Build salted, deterministic per-turn Parquet shards from SOURCES."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     opts = traces.BuildOptions(
         format=fmt,
         salt=salt,
@@ -124,19 +139,8 @@ def traces_build(
         name=name or Path(out).name,
     )
     counter = _load_counter(tokenizer)
-    with Progress(
-        TextColumn("building"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("turns"),
-        TimeElapsedColumn(),
-        transient=True,
-        disable=not sys.stderr.isatty(),
-    ) as bar:
-        task = bar.add_task("build", total=None)
-        result = traces.build_shards(
-            sources, out, opts, counter=counter, overwrite=overwrite, progress=lambda n: bar.advance(task, n)
-        )
+    with traces.Progress("build", mode=progress) as bar:
+        result = traces.build_shards(sources, out, opts, counter=counter, overwrite=overwrite, progress=bar)
     m = result.manifest
     c = m.counts
     click.echo(
@@ -180,25 +184,54 @@ def traces_verify(shards_dir: str, files_only: bool) -> None:
 @traces_group.command("show")
 @click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--trajectory", "trajectory_id", required=True, help="Source conversation id.")
-@click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--repeat",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Which pass over the dataset (1 = the first; later repeats are salted apart, docs/salting.md).",
+)
 @click.option(
     "--turn", required=True, type=int, help="The dataset's turn number of a client row (docs/dataset-format.md)."
 )
 @click.option(
-    "--profile", default="kimi-k3", show_default=True, help="Model profile whose request parameters are used."
+    "--profile",
+    default=None,
+    help="Model profile whose request parameters are used (default: the one the shards' tokenizer belongs to, else kimi-k3).",
 )
 @click.option("--model", default=None, help="Served model name, if not the profile's.")
-def traces_show(shards_dir: str, trajectory_id: str, repeat: int, turn: int, profile: str, model: str | None) -> None:
+def traces_show(
+    shards_dir: str, trajectory_id: str, repeat: int, turn: int, profile: str | None, model: str | None
+) -> None:
     """Print the exact JSON body replay will send for one turn."""
-    body = traces.turn_body(shards_dir, trajectory_id, repeat, turn, traces.get_profile(profile), model=model)
+    if profile is None:
+        prof, note = traces.shards_profile(traces.Shards(shards_dir))
+        if note is not None:
+            click.echo(f"Note: {note}", err=True)
+    else:
+        prof = traces.get_profile(profile)
+    body = traces.turn_body(shards_dir, trajectory_id, repeat, turn, prof, model=model)
     click.echo(json.dumps(body, indent=2, ensure_ascii=False))
 
 
 @traces_group.command("export")
 @click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["mlperf-jsonl"]), default="mlperf-jsonl", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["mlperf-jsonl"]),
+    default="mlperf-jsonl",
+    show_default=True,
+    help="Output format: the official flat rows (docs/dataset-format.md).",
+)
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Output file (.jsonl or .jsonl.zst).")
-@click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--repeat",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Which pass over the dataset to write (1 = the first; later repeats are salted apart).",
+)
 def traces_export(shards_dir: str, fmt: str, out: str, repeat: int) -> None:
     """Write built shards back out as official flat rows."""
     n = traces.export_jsonl(shards_dir, out, repeat=repeat)
@@ -215,31 +248,26 @@ def traces_export(shards_dir: str, fmt: str, out: str, repeat: int) -> None:
     type=click.FloatRange(min=0, min_open=True),
     help="Size relative to the official set (1 = 613 trajectories, 30,335 client turns).",
 )
-def traces_synth(out: str, seed: int, scale: float) -> None:
+@PROGRESS_OPTION
+def traces_synth(out: str, seed: int, scale: float, progress: str) -> None:
     """Write a deterministic synthetic look-alike of the official dataset (mlperf-jsonl)."""
     from traces.synth import synthesize
 
-    r = synthesize(out, seed=seed, scale=scale)
+    with traces.Progress("synth", mode=progress) as bar:
+        r = synthesize(out, seed=seed, scale=scale, progress=bar)
     click.echo(
         f"wrote {out}: {r.trajectories} trajectories ({r.coding} coding, {r.workflow} workflow), {r.client_turns} client turns, {r.assistant_turns} assistant turns, {r.rows} rows"
     )
 
 
 def _sizes(value: str | None) -> tuple[int, ...]:
-    """`16k,64k,1M` → sizes in units (k = 1024, M = 1024²)."""
+    """`16k,64k,1M` → sizes in units (`traces.parse_size`: k = 1,000, M = 1,000,000)."""
     if not value:
         return ()
-    mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-    out = []
-    for part in value.split(","):
-        p = part.strip().lower()
-        try:
-            out.append(int(float(p[:-1]) * mult[p[-1]]) if p and p[-1] in mult else int(p))
-        except ValueError:
-            raise click.BadParameter(
-                f"{part!r} is not a size like 65536, 64k or 2M", param_hint="--cache-sizes"
-            ) from None
-    return tuple(out)
+    try:
+        return tuple(traces.parse_size(part) for part in value.split(","))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--cache-sizes") from None
 
 
 @traces_group.command("stats")
@@ -268,30 +296,27 @@ def _sizes(value: str | None) -> tuple[int, ...]:
 @click.option(
     "--cache-sizes",
     default=None,
-    help="LRU cache sizes in units, comma-separated (64k, 2M); default: ten doublings up to 'holds everything'.",
+    help="LRU cache sizes in units, comma-separated, k = 1,000 and M = 1,000,000 (64k, 2M); default: ten doublings up to 'holds everything'.",
 )
+@PROGRESS_OPTION
 def traces_stats(
-    shards_dir: str, tokenizer: str | None, out: str | None, block_size: int, concurrency: int, cache_sizes: str | None
+    shards_dir: str,
+    tokenizer: str | None,
+    out: str | None,
+    block_size: int,
+    concurrency: int,
+    cache_sizes: str | None,
+    progress: str,
 ) -> None:
     """Lengths, context growth, delays and prefix reuse (ideal and LRU) of built shards."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from traces.analysis import StatsOptions, analyse, stats_tables
 
     opts = StatsOptions(block_size=block_size, concurrency=concurrency, cache_sizes=_sizes(cache_sizes))
     counter = _load_counter(tokenizer)
-    with Progress(
-        TextColumn("analysing"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("turns"),
-        TimeElapsedColumn(),
-        transient=True,
-        disable=not sys.stderr.isatty(),
-    ) as bar:
-        task = bar.add_task("stats", total=traces.Shards(shards_dir).manifest.counts.client_turns)
-        result = analyse(shards_dir, out, tokenizer=counter, options=opts, progress=lambda n: bar.advance(task, n))
+    with traces.Progress("stats", mode=progress) as bar:
+        result = analyse(shards_dir, out, tokenizer=counter, options=opts, progress=bar)
     console = Console()
     for table in stats_tables(result.stats):
         console.print(table)
@@ -332,6 +357,7 @@ def traces_stats(
     type=click.IntRange(min=1),
     help="Users of the LRU cache simulation.",
 )
+@PROGRESS_OPTION
 def traces_card(
     shards_dir: str,
     out: str,
@@ -342,21 +368,24 @@ def traces_card(
     tokenizer: str | None,
     block_size: int,
     concurrency: int,
+    progress: str,
 ) -> None:
     """Write the data card of built shards: YAML front matter from the manifest, fixed sections, plots."""
     from traces.analysis import StatsOptions
 
     opts = StatsOptions(block_size=block_size, concurrency=concurrency)
-    path = traces.write_card(
-        shards_dir,
-        out,
-        version=version,
-        license=license_,
-        summary=summary,
-        build=build,
-        tokenizer=_load_counter(tokenizer),
-        options=opts,
-    )
+    with traces.Progress("card", mode=progress) as bar:
+        path = traces.write_card(
+            shards_dir,
+            out,
+            version=version,
+            license=license_,
+            summary=summary,
+            build=build,
+            tokenizer=_load_counter(tokenizer),
+            options=opts,
+            progress=bar,
+        )
     click.echo(f"wrote {path}")
 
 
@@ -392,6 +421,7 @@ class RunOptions:
     max_response_mb: int
     max_event_mb: int
     max_header_kb: int
+    progress: str
 
     def config(self, concurrency: int, out: str | None, *, overwrite: bool | None = None) -> replay.RunConfig:
         if self.no_session_header and self.headers:
@@ -418,6 +448,7 @@ class RunOptions:
             sim=config_from_args(shlex.split(self.sim_args)) if self.sim_args.strip() else None,
             max_completion_tokens=self.max_completion_tokens,
             skip_preflight=self.skip_preflight,
+            progress=self.progress,
             limits=replay.ResponseLimits(
                 max_header_bytes=self.max_header_kb << 10,
                 max_event_bytes=self.max_event_mb << 20,
@@ -536,6 +567,7 @@ def run_options(f: F) -> F:
             type=click.IntRange(min=1),
             help="Cap on a response's status line and headers (too_large beyond it).",
         ),
+        PROGRESS_OPTION,
     ]
 
     @functools.wraps(f)
@@ -737,13 +769,15 @@ SHARDS_OVERRIDE = click.option(
     help="Scoring rules JSON (default: the official eval/data/scoring.json).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print scores.json's summary (without per_turn) as JSON.")
-def eval_inline(run_dir: str, shards: str | None, rules: str | None, as_json: bool) -> None:
+@PROGRESS_OPTION
+def eval_inline(run_dir: str, shards: str | None, rules: str | None, as_json: bool, progress: str) -> None:
     """Inline accuracy of RUN_DIR (docs/accuracy.md) from its records; writes RUN_DIR/scores.json.
 
     Exits 1 when the score is below the profile's threshold; warns when RUN_DIR is a partial
     run (interrupted, crashed, or fewer turns than planned)."""
     _warn_partial(run_dir)
-    res = evaluation.score_run(run_dir, shards=shards, rules=rules)
+    with traces.Progress("inline", mode=progress) as bar:
+        res = evaluation.score_run(run_dir, shards=shards, rules=rules, progress=bar)
     if as_json:
         click.echo(json.dumps({k: v for k, v in res.to_json().items() if k != "per_turn"}, indent=2))
     else:
@@ -774,14 +808,18 @@ def _warn_partial(run_dir: str) -> None:
     help="Count output tokens as the reference does with this tokenizer (NAME or NAME:PATH); default: the run's counts, else the profile's tokenizer when it loads offline, else server usage.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def eval_osl(run_dir: str, profile: str | None, shards: str | None, tokenizer: str | None, as_json: bool) -> None:
+@PROGRESS_OPTION
+def eval_osl(
+    run_dir: str, profile: str | None, shards: str | None, tokenizer: str | None, as_json: bool, progress: str
+) -> None:
     """Mean output tokens per turn of RUN_DIR against the profile's band; writes osl.json.
 
     Output tokens are counted as the reference counts them (the chat template's count of each
     answer) when a tokenizer is available, else from the server's usage; both are recorded.
     Exits 1 when the window mean is outside the band."""
     _warn_partial(run_dir)
-    res = evaluation.osl_gate(run_dir, profile=profile, shards=shards, tokenizer=tokenizer)
+    with traces.Progress("osl", mode=progress) as bar:
+        res = evaluation.osl_gate(run_dir, profile=profile, shards=shards, tokenizer=tokenizer, progress=bar)
     click.echo(json.dumps(res.to_json(), indent=2) if as_json else "\n".join(evaluation.osl_lines(res)))
     if res.passed is False:
         raise evaluation.GateFailed("mean output length outside the band")
@@ -1117,10 +1155,11 @@ def serve_sim(host: str, port: int, **options: object) -> None:
     type=click.Path(file_okay=False),
     help="Folder for everything the demo writes.",
 )
-def demo(out: str) -> None:
+@PROGRESS_OPTION
+def demo(out: str, progress: str) -> None:
     """The main job end to end, offline, in about a minute: synthetic traces → shards →
     concurrency sweep against the embedded simulator → accuracy gates → Pareto report."""
-    asyncio.run(jobs.run_demo(out, echo=click.echo))
+    asyncio.run(jobs.run_demo(out, echo=click.echo, progress=progress))
 
 
 class Terminated(KeyboardInterrupt):

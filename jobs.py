@@ -107,21 +107,31 @@ def build_report(
     )
 
 
-async def run_demo(out: str, echo: Echo = print, *, scale: float = 0.01) -> Path:
+async def run_demo(out: str, echo: Echo = print, *, scale: float = 0.01, progress: str = "auto") -> Path:
+    """The demo; `progress` is the `--progress` mode of its long steps (synthesis, validation
+    and build, each point of the sweep)."""
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     src = out_dir / "synthetic.jsonl.zst"
-    made = synthesize(src, seed=0, scale=scale)
+    with traces.Progress("synth", mode=progress) as bar:
+        made = synthesize(src, seed=0, scale=scale, progress=bar)
     echo(
         f"[1/5] synthesised {made.trajectories} trajectories ({made.coding} coding, {made.workflow} workflow), {made.client_turns} client turns -> {src}"
     )
-    n_traj, n_turns, errors = traces.validate_sources([str(src)], "mlperf-jsonl")
+    with traces.Progress("validate", mode=progress) as bar:
+        n_traj, n_turns, errors = traces.validate_sources([str(src)], "mlperf-jsonl", progress=bar)
     if errors:
         raise traces.TraceValidationErrors(errors)
     shards_dir = out_dir / "shards"
-    result = traces.build_shards(
-        [str(src)], shards_dir, traces.BuildOptions(name="demo"), counter=load_tokenizer("qwen3.6"), overwrite=True
-    )
+    with traces.Progress("build", total=n_turns, mode=progress) as bar:
+        result = traces.build_shards(
+            [str(src)],
+            shards_dir,
+            traces.BuildOptions(name="demo"),
+            counter=load_tokenizer("qwen3.6"),
+            overwrite=True,
+            progress=bar,
+        )
     echo(
         f"[2/5] validated and built {shards_dir}: {n_traj} trajectories, {n_turns} turns, salted (mlperf), content hash {result.manifest.content_hash[:16]}…"
     )
@@ -134,7 +144,7 @@ async def run_demo(out: str, echo: Echo = print, *, scale: float = 0.01) -> Path
         profile="kimi-k3",
         concurrency=1,
         inject_delays=False,
-        display=False,
+        progress=progress,
         overwrite=True,
         sim=config_from_args(["--answers", "oracle", "--shards", str(shards_dir), *FAST_SIM]),
     )

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import traces
 from replay import Record
 
 from .errors import EvalError
@@ -67,25 +68,35 @@ class _Turn:
 
 
 def score_run(
-    run_dir: str | Path, *, shards: str | Path | None = None, rules: str | Path | None = None, write: bool = True
+    run_dir: str | Path,
+    *,
+    shards: str | Path | None = None,
+    rules: str | Path | None = None,
+    write: bool = True,
+    progress: traces.Progress | None = None,
 ) -> Scores:
-    """Score a run folder; writes `scores.json` into it unless `write` is False."""
+    """Score a run folder; writes `scores.json` into it unless `write` is False. `progress`
+    counts the turns scored."""
     run = open_run(run_dir, shards)
-    result = score(run, load_rules(rules))
+    result = score(run, load_rules(rules), progress)
     if write:
         result.write(run.path)
     return result
 
 
-def score(run: Run, rules: Rules) -> Scores:
+def score(run: Run, rules: Rules, progress: traces.Progress | None = None) -> Scores:
     gt = run.truth(rules)
     records = run.records()
     turns, not_issued = _denominator(records, gt, run)
+    if progress is not None:
+        progress.set_total(len(turns))
     per_turn: list[dict[str, Any]] = []
     mismatches: dict[str, Counter[tuple[str, str]]] = {"coding": Counter(), "workflow": Counter()}
     missing_by_status: Counter[str] = Counter()
     issued = no_answer = 0
     for t in turns:
+        if progress is not None:
+            progress.advance()
         truth = gt.get(t.trajectory_id, t.turn, f"{run.path}/records.jsonl")
         if truth.assistant_turn is None:  # the trajectory ends on this turn: nothing to score against
             no_answer += 1

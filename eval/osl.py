@@ -38,10 +38,12 @@ def osl_gate(
     shards: str | Path | None = None,
     tokenizer: str | None = None,
     write: bool = True,
+    progress: traces.Progress | None = None,
 ) -> OslResult:
-    """OSL statistics of a run and the verdict against `profile` (default: the run's)."""
+    """OSL statistics of a run and the verdict against `profile` (default: the run's);
+    `progress` counts the answers counted with a tokenizer."""
     run = open_run(run_dir, shards)
-    result = osl_of(run, profile, tokenizer=tokenizer)
+    result = osl_of(run, profile, tokenizer=tokenizer, progress=progress)
     if write:
         result.write(run.path)
     return result
@@ -82,13 +84,17 @@ def _recount(spec: str, profile: traces.Profile) -> Count:
     return count
 
 
-def osl_of(run: Run, profile: str | None = None, *, tokenizer: str | None = None) -> OslResult:
+def osl_of(
+    run: Run, profile: str | None = None, *, tokenizer: str | None = None, progress: traces.Progress | None = None
+) -> OslResult:
     name = profile or run.profile_name or "kimi-k3"
     prof = traces.get_profile(name)
     lo, hi = prof.thresholds.osl_min, prof.thresholds.osl_max
     records = run.records()
     gt = run.truth()
     count, counted_with = client_counter(run, prof, tokenizer)
+    if count is not None:
+        count = _counted_once(count, [r for r in records if r.ok], progress)
     window = _population([r for r in records if r.in_window], gt, lo, hi, count)
     whole = _population(records, gt, lo, hi, count)
     passed: bool | None
@@ -120,6 +126,19 @@ def osl_of(run: Run, profile: str | None = None, *, tokenizer: str | None = None
         window=window,
         all=whole,
     )
+
+
+def _counted_once(count: Count, records: list[Record], progress: traces.Progress | None) -> Count:
+    """Count every answer once, up front (a tokenizer's count is the slow part, and the window
+    and the whole run share their answers), and look the counts up after."""
+    if progress is not None:
+        progress.set_total(len(records))
+    counts: dict[tuple[str, int], int | None] = {}
+    for r in records:
+        counts[(r.instance_id, r.turn)] = count(r)
+        if progress is not None:
+            progress.advance()
+    return lambda r: counts[(r.instance_id, r.turn)] if (r.instance_id, r.turn) in counts else count(r)
 
 
 def _mean(values: list[int]) -> float | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import traces
+
 from .errors import ReplayError
 from .sim.config import SimConfig
 
@@ -68,7 +70,7 @@ class RunConfig:
     out: str | None = None  # None: a fresh trajbench-runs/<timestamp>-c<C>
     overwrite: bool = False
     tokenizer: str | None = None  # client-side token counts when the server sends no usage
-    display: bool = True  # the live display (only ever drawn on a TTY)
+    progress: str = "auto"  # the status on stderr: auto, rich, plain or none (traces.Progress)
     sim: SimConfig | None = None  # the embedded simulator's options (None: its defaults)
     # Overrides the profile's output cap (e.g. a tiny model in CI). NOT official: the profile's
     # sampling parameters are fixed (SPEC §3), and run.json's request_params shows the override.
@@ -100,6 +102,8 @@ class RunConfig:
         for name in self.headers:
             if not name or any(c in name for c in " :\r\n\t") or not name.isascii():
                 raise ReplayError(f"--header {name!r} is not a valid HTTP header name")
+        if self.progress not in traces.PROGRESS_MODES:
+            raise ReplayError(f"--progress {self.progress!r}: choose one of {', '.join(traces.PROGRESS_MODES)}")
         self.limits.check()
         if self.endpoint is not None and not self.endpoint.startswith(("http://", "https://")):
             raise ReplayError(f"--endpoint {self.endpoint!r} must start with http:// or https://")

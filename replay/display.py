@@ -1,16 +1,14 @@
-"""The live view of a run on stderr: turns done/total, active and waiting slots, tok/s, errors,
-window state. Drawn only on a terminal; piped or captured output gets nothing."""
+"""The status of a run on stderr (`traces.Progress`, `--progress`): turns done of planned,
+errors, tok/s, active and waiting slots, window state; a live line on a terminal, a plain
+status line every few seconds otherwise."""
 
 from __future__ import annotations
 
-import asyncio
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+import traces
 
 from .records import Record
 
@@ -47,66 +45,27 @@ class RunState:
         return self.output_tokens / ((now_ns - self.first_send_ns) / 1e9)
 
 
-class LiveDisplay:
-    """`async with LiveDisplay(...)`: refreshes a rich progress line twice a second."""
+def run_progress(
+    state: RunState,
+    status: Callable[[], tuple[int, int]],
+    *,
+    concurrency: int,
+    window_closed: Callable[[], bool],
+    mode: str = "auto",
+) -> traces.Progress:
+    """The status of a run (`traces.Progress`): turns done of planned, then, as room allows,
+    errors, output tok/s, aborted turns, active and waiting slots, and the window's state. The
+    run's sink advances it as each record arrives."""
 
-    def __init__(
-        self,
-        state: RunState,
-        status: Callable[[], tuple[int, int]],
-        *,
-        concurrency: int,
-        window_closed: Callable[[], bool],
-        enabled: bool = True,
-    ) -> None:
-        self.state = state
-        self.status = status
-        self.concurrency = concurrency
-        self.window_closed = window_closed
-        self.enabled = enabled and sys.stderr.isatty()
-        self._progress = Progress(
-            TextColumn("replay"),
-            BarColumn(bar_width=16),
-            MofNCompleteColumn(),
-            TextColumn(
-                "turns │ {task.fields[slots]} │ {task.fields[tps]} │ {task.fields[errors]} │ {task.fields[window]}"
-            ),
-            TimeElapsedColumn(),
-            console=Console(stderr=True),
-            disable=not self.enabled,
-            transient=False,
-        )
-        self._task_id = self._progress.add_task(
-            "replay", total=state.total_turns, slots="", tps="", errors="", window=""
-        )
-        self._refresher: asyncio.Task[None] | None = None
+    def extras() -> list[str]:
+        active, waiting = status()
+        s = state
+        return [
+            f"errors {s.errors:,}",
+            f"{s.tok_per_s(time.monotonic_ns()):,.0f} tok/s",
+            f"aborted {s.aborted:,}" if s.aborted else "",
+            f"{active} active {waiting} waiting /{concurrency}",
+            "window closed" if window_closed() else "window open",
+        ]
 
-    def refresh(self) -> None:
-        s = self.state
-        active, waiting = self.status()
-        closed = self.window_closed()
-        self._progress.update(
-            self._task_id,
-            completed=s.done,
-            slots=f"{active} active {waiting} waiting /{self.concurrency}",
-            tps=f"{s.tok_per_s(time.monotonic_ns()):.0f} tok/s",
-            errors=f"errors {s.errors}" + (f" (+{s.aborted} aborted)" if s.aborted else ""),
-            window="window closed" if closed else "window open",
-        )
-
-    async def _loop(self) -> None:
-        while True:
-            self.refresh()
-            await asyncio.sleep(0.5)
-
-    async def __aenter__(self) -> LiveDisplay:
-        if self.enabled:
-            self._progress.start()
-            self._refresher = asyncio.create_task(self._loop())
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._refresher is not None:
-            self._refresher.cancel()
-            self.refresh()
-            self._progress.stop()
+    return traces.Progress("replay", total=state.total_turns, unit="turns", mode=mode, extras=extras)

@@ -4,7 +4,7 @@
 the open-file limit the concurrency needs (`replay.limits`), then the endpoint (the embedded
 simulator is started when none is given) with `replay.preflight`. Only then does it prepare the
 folder, write `run.json` (with the target: real, or simulated and how that was recognised), run
-the slots (in-process or in worker processes) with the live display, write every record as its
+the slots (in-process or in worker processes) with their status on stderr (`--progress`), write every record as its
 turn finishes, and end with `result_summary.json` and `report.txt`. Ctrl-C (or SIGTERM) stops
 issuing and lets in-flight turns finish for `drain_timeout` seconds, then cancels them; a second
 Ctrl-C cancels at once. The results are written either way, and result_summary.json says the run
@@ -32,7 +32,7 @@ from traces import Shards
 from .backend import Backend, LocalBackend, load_counter, open_client
 from .config import RunConfig, slots_of_worker
 from .coordinator import Coordinator
-from .display import LiveDisplay, RunState
+from .display import RunState, run_progress
 from .errors import ReplayError
 from .interrupt import Interrupt
 from .layout import RECORDS_FILE, RUN_FILE
@@ -105,26 +105,27 @@ async def _run_replay(
                 for w in range(config.workers)
             ]
             with RecordWriter(run_dir) as writer:
+                backend: Backend | None = None
+                progress = run_progress(
+                    state,
+                    lambda: backend.status() if backend is not None else (0, 0),
+                    concurrency=config.concurrency,
+                    window_closed=lambda: coordinator.window_close_ns is not None,
+                    mode=config.progress,
+                )
 
                 def sink(record: Any) -> None:
                     writer.write(record)
                     state.add(record)
+                    progress.advance()
 
-                backend: Backend
                 if config.workers == 1:
                     backend = LocalBackend(
                         plans[0], coordinator, sink, client_factory=client_factory or open_client, counter=counter
                     )
                 else:
                     backend = ProcessBackend(plans, coordinator, sink)
-                display = LiveDisplay(
-                    state,
-                    backend.status,
-                    concurrency=config.concurrency,
-                    window_closed=lambda: coordinator.window_close_ns is not None,
-                    enabled=config.display,
-                )
-                async with display:
+                with progress:
                     await _drive(backend, config.drain_timeout, state, interrupt)
     except BaseException:
         crashed = True

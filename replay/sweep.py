@@ -10,7 +10,8 @@ SIGINT or SIGTERM stops the whole sweep: the running point drains (as `replay ru
 marked `interrupted`, no further point starts, and `run_sweep` raises `Interrupted` (the CLI
 exits 130 or 143). A second signal cancels the drain. A point where every turn failed stops the
 sweep too (`AllTurnsFailed`, exit 3): the endpoint broke and later points would measure nothing. Accuracy checks per point come from the
-caller (`after_point`), since eval sits above replay.
+caller (`after_point`), since eval sits above replay. As each point finishes its headline numbers
+are echoed, and a table of every point ends the sweep (`sweep_table`).
 
 The sweep folder must be new, empty or a sweep folder, and a point folder is only ever removed
 when it is a run folder (`run.json`) or empty: `--out` never deletes files trajbench did not write.
@@ -34,6 +35,7 @@ from .errors import AllTurnsFailed, Interrupted, ReplayError
 from .interrupt import Interrupt
 from .layout import RUN_FILE, SWEEP_FILE
 from .summary import RunOutcome
+from .sweep_table import point_line, read_numbers, sweep_table
 
 AfterPoint = Callable[[Path], None]
 Echo = Callable[[str], None]
@@ -112,7 +114,7 @@ async def run_sweep(
             {
                 k: v
                 for k, v in traces.to_json(base).items()
-                if k not in ("api_key", "out", "concurrency", "display", "skip_preflight")
+                if k not in ("api_key", "out", "concurrency", "progress", "skip_preflight")
             }
         )
     )
@@ -171,10 +173,15 @@ async def run_sweep(
                 raise AllTurnsFailed(
                     f"C={point.concurrency}: {outcome.failure(run_dir)}; the sweep stopped here (rerun the same command to resume from this point)"
                 )
+            numbers = read_numbers(run_dir)
+            if numbers is not None:
+                echo(point_line(point.concurrency, numbers))
             if after_point is not None:
                 after_point(run_dir)
             mark(k, "done")
     plan.write(folder)
+    for line in sweep_table([(p.concurrency, p.status, read_numbers(folder / p.dir)) for p in plan.points]):
+        echo(line)
     if interrupt.requested:
         where = (
             f"C={stopped_at.concurrency} was interrupted and will be rerun"

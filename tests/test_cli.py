@@ -95,3 +95,19 @@ def test_one_error_each(command: str, tmp_path: Path, capsys: pytest.CaptureFixt
     assert want_text.format(**fill) in err
     assert "Traceback" not in err
     assert "Warning" not in err  # a folder that is not a run is not "a partial run"
+
+
+def _all_commands(command: click.Command = cli.cli, path: tuple[str, ...] = ()) -> list[tuple[str, click.Command]]:
+    """Every command and group of the tree, the root included, with its path."""
+    out = [(" ".join(("trajbench", *path)), command)]
+    if isinstance(command, click.Group):
+        for name, sub in sorted(command.commands.items()):
+            out += _all_commands(sub, (*path, name))
+    return out
+
+
+@pytest.mark.parametrize(("path", "command"), _all_commands(), ids=[p for p, _ in _all_commands()])
+def test_every_option_has_help(path: str, command: click.Command) -> None:
+    options = [p for p in command.params if isinstance(p, click.Option) and p.name != "help"]
+    missing = [p.opts[0] for p in options if not (p.help or "").strip()]
+    assert missing == [], f"{path}: options without help text: {missing}"

@@ -14,7 +14,7 @@ from .build import BuildOptions, BuildResult, build_shards
 from .canonical import MessagesHasher, canonical_json, content_line, messages_sha256, sha256_file, sha256_text
 from .contract import ContractError, JsonFile, from_json, to_json
 from .distribution import PERCENTILES, Distribution, distribution, pct_key, percentiles
-from .errors import ShardError, TraceError, TraceFormatError, TraceValidationErrors
+from .errors import ShardError, TraceError, TraceFormatError, TraceValidationErrors, error_count, error_lines
 from .export import export_jsonl
 from .formats import FORMATS, Format
 from .io import iter_json_objects, iter_lines
@@ -23,11 +23,13 @@ from .manifest import FORMAT_VERSION, InstanceEntry, Manifest
 from .model import Row, Trajectory, content_text, domain_of
 from .outdir import check_writable, make_dir
 from .profiles import Profile, get_profile, profiles
+from .progress import PLAIN_SECONDS, PROGRESS_MODES, PROGRESS_SECONDS_ENV, Progress
 from .prompts import PromptBuilder, wire_messages
 from .request import request_body
 from .salt import SALT_MODES, Salt, make_salt
 from .shards import Instance, Shards, TurnPrompt, TurnRow, iter_prompts, logical_id, salt_for
-from .show import turn_body
+from .show import shards_profile, turn_body
+from .sizes import format_size, parse_size
 from .sources import read_sources, validate_sources
 from .verify import Verification, verify_shards
 from .version import __version__
@@ -51,6 +53,9 @@ __all__ = [
     "FORMAT_VERSION",
     "MANIFEST",
     "PERCENTILES",
+    "PLAIN_SECONDS",
+    "PROGRESS_MODES",
+    "PROGRESS_SECONDS_ENV",
     "SALT_MODES",
     "STATS_FILE",
     "BuildOptions",
@@ -64,6 +69,7 @@ __all__ = [
     "Manifest",
     "MessagesHasher",
     "Profile",
+    "Progress",
     "PromptBuilder",
     "Row",
     "Salt",
@@ -85,7 +91,10 @@ __all__ = [
     "content_text",
     "distribution",
     "domain_of",
+    "error_count",
+    "error_lines",
     "export_jsonl",
+    "format_size",
     "from_json",
     "get_profile",
     "iter_json_objects",
@@ -96,6 +105,7 @@ __all__ = [
     "make_salt",
     "messages_sha256",
     "parse_card",
+    "parse_size",
     "pct_key",
     "percentiles",
     "profiles",
@@ -104,6 +114,7 @@ __all__ = [
     "salt_for",
     "sha256_file",
     "sha256_text",
+    "shards_profile",
     "to_json",
     "turn_body",
     "validate_sources",

@@ -40,6 +40,7 @@ from .marker import Marker
 from .marker import choose as choose_marker
 from .model import Trajectory
 from .outdir import check_replaceable, replace_dir, sweep_stale, temp_sibling, unwritable
+from .progress import Progress
 from .prompts import PromptBuilder, wire_messages
 from .salt import SALT_MODES, make_salt
 from .shards import SCHEMA, logical_id, source_json
@@ -98,8 +99,6 @@ class BuildResult:
     out: Path
     manifest: Manifest
 
-
-Progress = Callable[[int], None]
 
 #: A build fails when the chat template erases the history marker in more replayed assistant
 #: messages than this share (docs/history-marker.md).
@@ -320,7 +319,8 @@ def build_shards(
     """Build shards for `sources` into `out`; nothing is left at `out` if anything fails.
 
     `overwrite` replaces an existing `out` only if it is a shard folder (or empty) holding none
-    of the sources (`outdir.check_replaceable`)."""
+    of the sources (`outdir.check_replaceable`). `progress` counts the client turns built; their
+    total is known once the first pass over the sources has ended (with `repeats` > 1)."""
     opts.check()
     out_path = Path(out)
     if not sources:
@@ -357,6 +357,8 @@ def _build_into(
     n_turns = n_traj = 0
     try:
         for repeat in range(1, opts.repeats + 1):
+            if progress is not None and repeat == 2:
+                progress.set_total(n_turns * opts.repeats)
             for traj in read_sources(sources, opts.format):
                 if repeat == 1:
                     n_traj += 1
@@ -370,7 +372,7 @@ def _build_into(
                 instances.append(InstanceEntry(rows[0]["instance_id"], traj.id, repeat, shard, group))
                 n_turns += len(rows)
                 if progress is not None:
-                    progress(len(rows))
+                    progress.advance(len(rows))
         shards = writer.finish()
     finally:
         writer.close()

@@ -23,6 +23,7 @@ from .contract import to_json
 from .errors import TraceError
 from .manifest import Manifest
 from .outdir import unwritable
+from .progress import Progress
 from .shards import Shards
 
 SECTIONS = ("Summary", "Sources and collection", "Fields", "Transformations", "Statistics", "Limitations")
@@ -111,8 +112,10 @@ def write_card(
     build: Sequence[str] = (),
     tokenizer: Any | None = None,
     options: StatsOptions | None = None,
+    progress: Progress | None = None,
 ) -> Path:
-    """Write the card of a built shard folder to `out` and its plots to `img/` beside it."""
+    """Write the card of a built shard folder to `out` and its plots to `img/` beside it
+    (`progress` follows the statistics, the long part)."""
     out_path = Path(out)
     if out_path.suffix != ".md":
         raise TraceError(f"{out_path}: a data card is a Markdown file; name it NAME.md")
@@ -136,7 +139,7 @@ def write_card(
     }
     if build:
         meta["build"] = list(build)
-    stats = compute_stats(sh.path, tokenizer=tokenizer, options=options)
+    stats = compute_stats(sh.path, tokenizer=tokenizer, options=options, progress=progress)
     meta["statistics"] = {
         "units": stats["units"],
         "domains": {

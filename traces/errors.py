@@ -47,14 +47,44 @@ class TraceFormatError(TraceError):
         return ": ".join(parts)
 
 
+class ErrorCapReached(TraceFormatError):
+    """The note that ends a pass which stopped collecting errors (`sources.MAX_ERRORS`): there
+    may be more, and they are not counted."""
+
+    def __init__(self, path: str, count: int) -> None:
+        super().__init__(path, None, f"stopped reading after {count:,} errors; fix these first, then validate again")
+
+
+#: Errors printed one line each; the rest are only counted. A wrong --format turns every line
+#: of a file into an error, and tens of thousands of lines help nobody: the first screen does.
+SHOWN_ERRORS = 20
+
+
+def error_count(errors: list[TraceFormatError]) -> int:
+    """The violations in `errors`, without the note of a pass that stopped early."""
+    return sum(not isinstance(e, ErrorCapReached) for e in errors)
+
+
+def error_lines(errors: list[TraceFormatError], shown: int = SHOWN_ERRORS) -> list[str]:
+    """The first `shown` errors, one line each; then one line counting the rest, and the note
+    of a pass that stopped early."""
+    found = [e for e in errors if not isinstance(e, ErrorCapReached)]
+    lines = [str(e) for e in found[:shown]]
+    rest = len(found) - shown
+    if rest > 0:
+        lines.append(f"… and {rest:,} more error{'s' if rest > 1 else ''}; first fix the ones above")
+    lines += [str(e) for e in errors if isinstance(e, ErrorCapReached)]
+    return lines
+
+
 class TraceValidationErrors(TraceError):
-    """Several format errors found in one pass (`traces validate` reports them all)."""
+    """Several format errors found in one pass: the first `SHOWN_ERRORS` in the message, the
+    rest counted (`traces validate` prints them the same way)."""
 
     def __init__(self, errors: list[TraceFormatError]) -> None:
         self.errors = errors
-        head = "\n".join(str(e) for e in errors[:20])
-        more = f"\n… and {len(errors) - 20} more" if len(errors) > 20 else ""
-        super().__init__(f"{len(errors)} error(s) in the input:\n{head}{more}")
+        lines = "\n".join(error_lines(errors))
+        super().__init__(f"{error_count(errors):,} error(s) in the input:\n{lines}")
 
 
 class ShardError(TraceError):

@@ -1,13 +1,54 @@
-"""`traces show`: the exact request body of one turn, as replay will send it."""
+"""`traces show`: the exact request body of one turn, as replay will send it, with the request
+parameters of the profile the shards were built for unless another is asked for."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from .errors import ShardError
-from .profiles import Profile
+from .profiles import Profile, get_profile, profiles
 from .request import request_body
 from .shards import Shards, iter_prompts
+
+#: The profile shown when the shards do not say which model they were built for.
+DEFAULT_PROFILE = "kimi-k3"
+
+
+def _uses(profile: Profile, tokenizer: str) -> bool:
+    """Whether shards counted with `tokenizer` (the manifest's name of it) were counted for
+    `profile`: the same tokenizer kind (`kimi`, `qwen3.6`), or a local model folder (`hf:NAME`)
+    named like the profile's served model."""
+    kind, _, folder = tokenizer.partition(":")
+    if kind == "hf":
+        return folder.lower() == profile.served_model_name.rpartition("/")[2].lower()
+    return kind == profile.tokenizer.partition(":")[0]
+
+
+def shards_profile(shards: Shards) -> tuple[Profile, str | None]:
+    """The profile whose request `traces show` prints by default: the one the shards' token
+    columns were counted for, and a one-line note when the shards do not name exactly one
+    (then `DEFAULT_PROFILE`, or the first of the candidates)."""
+    tok = shards.manifest.tokenizer
+    how = "choose another with --profile (`trajbench profiles` lists them)"
+    if tok is None:
+        return get_profile(DEFAULT_PROFILE), (
+            f"the shards do not say which model they were built for (built without --tokenizer); "
+            f"showing the {DEFAULT_PROFILE} profile's request; {how}"
+        )
+    found = [p for p in profiles().values() if _uses(p, tok.name)]
+    if len(found) == 1:
+        return found[0], None
+    if not found:
+        return get_profile(DEFAULT_PROFILE), (
+            f"no profile uses the tokenizer the shards were counted with ({tok.name}); "
+            f"showing the {DEFAULT_PROFILE} profile's request; {how}"
+        )
+    names = [p.name for p in found]
+    chosen = DEFAULT_PROFILE if DEFAULT_PROFILE in names else names[0]
+    return get_profile(chosen), (
+        f"the shards' tokenizer ({tok.name}) is shared by the profiles {', '.join(names)}; "
+        f"showing the {chosen} profile's request; {how}"
+    )
 
 
 def turn_body(

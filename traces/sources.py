@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from .errors import TraceFormatError, TraceValidationErrors
+from .errors import ErrorCapReached, TraceFormatError, TraceValidationErrors
 from .formats import FORMATS
 from .model import Trajectory
+from .progress import Progress
 
 #: A pass stops after this many errors: a file of garbage lines (or a decompression bomb of them)
 #: would otherwise fill memory with error messages, and nobody reads past the first screens.
@@ -49,11 +50,7 @@ def iter_sources(sources: Sequence[str], fmt: str, errors: list[TraceFormatError
                 seen[traj.id] = str(src)
                 yield traj
     except _TooManyErrors as stop:
-        errors.append(
-            TraceFormatError(
-                str(stop), None, f"stopped reading after {MAX_ERRORS:,} errors; fix these first, then validate again"
-            )
-        )
+        errors.append(ErrorCapReached(str(stop), MAX_ERRORS))
 
 
 def read_sources(sources: Sequence[str], fmt: str) -> Iterator[Trajectory]:
@@ -67,11 +64,17 @@ def read_sources(sources: Sequence[str], fmt: str) -> Iterator[Trajectory]:
         raise TraceValidationErrors(errors)
 
 
-def validate_sources(sources: Sequence[str], fmt: str) -> tuple[int, int, list[TraceFormatError]]:
-    """(trajectories, client turns, errors) of a full pass that collects every error."""
+def validate_sources(
+    sources: Sequence[str], fmt: str, *, progress: Progress | None = None
+) -> tuple[int, int, list[TraceFormatError]]:
+    """(trajectories, client turns, errors) of a full pass that collects every error;
+    `progress` counts the valid client turns read."""
     errors: list[TraceFormatError] = []
     n_traj = n_turns = 0
     for traj in iter_sources(sources, fmt, errors):
         n_traj += 1
-        n_turns += len(traj.client_indices())
+        turns = len(traj.client_indices())
+        n_turns += turns
+        if progress is not None:
+            progress.advance(turns)
     return n_traj, n_turns, errors

@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from traces import format_size, parse_size
+
 from ..errors import ReplayError
 
 ANSWER_MODES = ("synthetic", "oracle")
@@ -92,10 +94,11 @@ UNLIMITED = "unlimited"
 
 
 def parse_cache_tokens(text: str) -> int | str:
-    """An int, or the word `unlimited` (kept as text so "not given" stays distinguishable)."""
+    """A size in tokens (`traces.parse_size`: 500000, 500k, 1.5M), or the word `unlimited` (kept
+    as text so "not given" stays distinguishable)."""
     if text.strip().lower() in (UNLIMITED, "inf", "none"):
         return UNLIMITED
-    return int(text)
+    return parse_size(text)
 
 
 def parse_kinds(text: str) -> tuple[str, ...]:
@@ -130,6 +133,8 @@ class Option:
             if isinstance(d, tuple)
             else UNLIMITED
             if d is None and self.parse is parse_cache_tokens
+            else format_size(d)
+            if self.parse is parse_cache_tokens
             else str(d)
         )
 
@@ -165,7 +170,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("block-size", "Prefix-cache block size in tokens."),
     Option(
         "cache-tokens",
-        "Prefix-cache capacity per replica in tokens, or 'unlimited'.",
+        "Prefix-cache capacity per replica in tokens (k = 1,000, M = 1,000,000: 500k, 1.5M), or 'unlimited'.",
         parse=parse_cache_tokens,
         metavar="N|unlimited",
     ),

@@ -63,7 +63,7 @@ def main() -> None:
                 num_trajectories=args.trajectories,
                 inject_delays=False,
                 out=str(Path(tmp) / out),
-                display=False,
+                progress="none",
                 **kw,
             )  # type: ignore[arg-type]
 

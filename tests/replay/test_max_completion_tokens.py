@@ -31,7 +31,7 @@ def test_the_cap_is_sent_and_recorded(tmp_path: Path, cap: int | None) -> None:
                     out=str(tmp_path / "run"),
                     num_trajectories=2,
                     inject_delays=False,
-                    display=False,
+                    progress="none",
                     max_completion_tokens=cap,
                 )
             )

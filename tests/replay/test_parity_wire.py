@@ -93,7 +93,7 @@ def _replay(src: Path, tmp_path: Path, *, repeats: int, concurrency: int) -> tup
                     out=str(tmp_path / "run"),
                     concurrency=concurrency,
                     inject_delays=False,
-                    display=False,
+                    progress="none",
                     profile="qwen3.6-35b-a3b",
                 )
             )

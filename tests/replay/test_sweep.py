@@ -20,7 +20,7 @@ from replay.sweep import parse_concurrencies, run_sweep
 def test_sweep_runs_each_point_then_resumes(sample_shards: Path, tmp_path: Path) -> None:
     scored: list[str] = []
     with LoopbackServer(lambda b, h: Reply(chunks=3)) as srv:
-        base = RunConfig(shards=str(sample_shards), endpoint=srv.base_url, inject_delays=False, display=False)
+        base = RunConfig(shards=str(sample_shards), endpoint=srv.base_url, inject_delays=False, progress="none")
         folder = asyncio.run(
             run_sweep(
                 base, [1, 2], tmp_path / "sweep", after_point=lambda d: scored.append(d.name), echo=lambda m: None
@@ -44,7 +44,7 @@ def test_sweep_runs_each_point_then_resumes(sample_shards: Path, tmp_path: Path)
         with pytest.raises(ReplayError, match="other settings"):
             asyncio.run(
                 run_sweep(
-                    RunConfig(shards=str(sample_shards), endpoint=srv.base_url, display=False),
+                    RunConfig(shards=str(sample_shards), endpoint=srv.base_url, progress="none"),
                     [1, 2],
                     folder,
                     echo=lambda m: None,

@@ -83,7 +83,7 @@ def test_the_report_leaves_out_an_interrupted_point(sample_shards: Path, tmp_pat
 
 def test_a_sweep_deletes_only_run_folders(sample_shards: Path, tmp_path: Path) -> None:
     with LoopbackServer(lambda b, h: Reply(chunks=2)) as srv:
-        base = RunConfig(shards=str(sample_shards), endpoint=srv.base_url, inject_delays=False, display=False)
+        base = RunConfig(shards=str(sample_shards), endpoint=srv.base_url, inject_delays=False, progress="none")
         stranger = tmp_path / "stranger"
         stranger.mkdir()
         (stranger / "notes.txt").write_text("mine")

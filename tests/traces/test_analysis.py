@@ -271,6 +271,6 @@ def test_cli_stats_prints_tables_and_writes_files(sample_shards: Path, tmp_path:
     assert result.exit_code == 0, result.output
     assert "Ideal prefix reuse" in result.output and "LRU prefix cache" in result.output
     stats = json.loads((out / "stats.json").read_text())
-    assert [p["capacity"] for p in stats["lru"]["points"]] == [1024, 4096]
+    assert [p["capacity"] for p in stats["lru"]["points"]] == [1000, 4000]  # k = 1,000, as everywhere
     bad = CliRunner().invoke(cli, ["traces", "stats", str(sample_shards), "--cache-sizes", "lots"])
     assert bad.exit_code != 0 and "not a size" in bad.output

@@ -83,7 +83,7 @@ def test_cli_build_show_export(sample: Path, tmp_path: Path) -> None:
     assert "4 trajectories" in res.output and "17 client turns" in res.output
     res = runner.invoke(cli, ["traces", "show", str(out), "--trajectory", "sim_002", "--turn", "3"])
     assert res.exit_code == 0, res.output
-    body = json.loads(res.output)
+    body = json.loads(res.stdout)  # stderr notes the profile shown (the shards do not name one)
     assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "user"]
     assert body["messages"][2]["content"].startswith("intent:  I030")
     res = runner.invoke(cli, ["traces", "export", str(out), "--out", str(tmp_path / "e.jsonl")])

@@ -11,15 +11,16 @@ observed value (numpy `method="lower"`, as SPEC §8.5). The result is a plain di
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from ..contract import to_json
 from ..errors import TraceError
+from ..progress import Progress
 from ..salt import SALT_MODES
 from ..shards import Shards
 from .cache import ideal_reuse, lru_curve
@@ -34,6 +35,8 @@ from .reuse import (
     salted_system,
     system_segment,
 )
+
+T = TypeVar("T")
 
 STATS_FILE = "stats.json"
 #: Salt modes compared by the reuse analysis, official first.
@@ -85,9 +88,10 @@ def compute_stats(
     *,
     tokenizer: Any | None = None,
     options: StatsOptions | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """All statistics of a shard folder as a JSON-ready dict (see module docstring)."""
+    """All statistics of a shard folder as a JSON-ready dict (see module docstring). `progress`
+    counts the client turns read, then the cache sizes of the LRU curve."""
     opts = options or StatsOptions()
     opts.check()
     sh = Shards(shards_dir)
@@ -100,6 +104,8 @@ def compute_stats(
     built = sh.manifest.tokenizer
     columns_ok = counter is None or (built is not None and built.fingerprint == getattr(counter, "fingerprint", None))
     seed = sh.options.seed
+    if progress is not None:
+        progress.set_total(sh.manifest.counts.client_turns)
     for inst in sh:
         lengths = TurnLengths(counter, columns_ok and inst.turns[0].isl_tokens is not None)
         plan = prompt_plan(sh, inst, lengths)
@@ -132,7 +138,7 @@ def compute_stats(
         within[0] += r
         within[1] += t
         if progress is not None:
-            progress(len(inst.turns))
+            progress.advance(len(inst.turns))
     sh.close()
     return {
         "dataset": {
@@ -148,7 +154,7 @@ def compute_stats(
         "growth": growth(facts),
         "reuse": _reuse(streams, errors, opts),
         "reuse_exact_within": {"unit": unit, "reused": within[0], "total": within[1], "fraction": _frac(*within)},
-        "lru": _lru(streams, errors, sh.options.salt, opts),
+        "lru": _lru(streams, errors, sh.options.salt, opts, progress),
     }
 
 
@@ -184,7 +190,11 @@ def default_cache_sizes(distinct_units: int, block_size: int, points: int = 10) 
 
 
 def _lru(
-    streams: dict[str, list[InstanceStream]], errors: dict[str, str], mode: str, opts: StatsOptions
+    streams: dict[str, list[InstanceStream]],
+    errors: dict[str, str],
+    mode: str,
+    opts: StatsOptions,
+    progress: Progress | None = None,
 ) -> dict[str, Any] | None:
     if mode in errors or not streams.get(mode):
         return None
@@ -195,7 +205,10 @@ def _lru(
     # shared prefixes), so the grid tops out at twice the C largest instances, not at everything
     working_set = 2 * sum(sizes_per_instance[: opts.concurrency])
     sizes = list(opts.cache_sizes) or default_cache_sizes(min(distinct, working_set), opts.block_size)
-    curve = lru_curve(ss, opts.block_size, opts.concurrency, [*sizes, None])
+    capacities: list[int | None] = [*sizes, None]
+    if progress is not None:
+        progress.stage(f"{progress.label} LRU", total=len(capacities), unit="cache sizes")
+    curve = lru_curve(ss, opts.block_size, opts.concurrency, _ticking(capacities, progress))
     return {
         "salt": mode,
         "concurrency": opts.concurrency,
@@ -204,6 +217,15 @@ def _lru(
         "points": [{"capacity": c, "hit_fraction": round(h, 6)} for c, h in curve[:-1]],
         "unlimited": round(curve[-1][1], 6),
     }
+
+
+def _ticking(items: list[T], progress: Progress | None) -> Iterator[T]:
+    """`items`, advancing `progress` as the consumer asks for the next one (so one step per item
+    it has finished with)."""
+    for item in items:
+        yield item
+        if progress is not None:
+            progress.advance()
 
 
 def write_stats(stats: dict[str, Any], out_dir: str | Path) -> Path:
@@ -227,7 +249,7 @@ def analyse(
     *,
     tokenizer: Any | None = None,
     options: StatsOptions | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
 ) -> StatsResult:
     """`traces stats`: compute the statistics and, given `out_dir`, write stats.json and plots."""
     from ..outdir import make_dir

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich import box
 from rich.table import Table
+
+from ..sizes import format_size
 
 
 def fmt_number(x: Any) -> str:
@@ -20,26 +23,30 @@ def _pct(x: float) -> str:
     return f"{x:.2%}"
 
 
+def _cell(x: Any) -> str:
+    """A number in the per-domain table, at most 7 characters so that the table fits 80 columns:
+    two decimals below 1,000, whole numbers up to 999,999, then millions (M = 1,000,000)."""
+    if x is None:
+        return "–"
+    if abs(x) >= 999_999.5:
+        return f"{x / 1e6:,.2f}M"
+    if isinstance(x, float) and not x.is_integer() and abs(x) < 1000:
+        return f"{x:,.2f}"
+    return f"{round(x):,}"
+
+
 def stats_tables(stats: dict[str, Any]) -> list[Table]:
-    """Per-domain lengths and delays, ideal reuse per salt mode, and the LRU curve."""
+    """Per-domain lengths and delays, ideal reuse per salt mode, and the LRU curve; each fits
+    an 80-column terminal without cutting a cell."""
     unit = stats["units"]["lengths"]
-    dists = Table(title=f"Per domain (lengths in {unit})")
+    dists = Table(title=f"Per domain (lengths in {unit})", box=box.SIMPLE_HEAD, show_edge=False, collapse_padding=True)
     for col in ("domain", "metric", "n", "mean", "p50", "p90", "p99", "max"):
-        dists.add_column(col, justify="left" if col in ("domain", "metric") else "right")
+        dists.add_column(col, justify="left" if col in ("domain", "metric") else "right", no_wrap=True)
     for dom, d in stats["domains"].items():
-        dists.add_row(
-            dom,
-            "trajectories / turns",
-            fmt_number(d["trajectories"]),
-            "",
-            "",
-            "",
-            "",
-            fmt_number(d["client_turns"]),
-            end_section=False,
-        )
+        dists.add_row(dom, "trajectories", _cell(d["trajectories"]), "", "", "", "", "")
+        dists.add_row("", "client turns", _cell(d["client_turns"]), "", "", "", "", "")
         for key, label in (
-            ("turns_per_trajectory", "turns per trajectory"),
+            ("turns_per_trajectory", "turns/traj"),
             ("isl", "ISL"),
             ("delta", "delta"),
             ("expected_osl", "expected OSL"),
@@ -49,16 +56,14 @@ def stats_tables(stats: dict[str, Any]) -> list[Table]:
             dists.add_row(
                 "",
                 label,
-                fmt_number(s["n"]),
-                fmt_number(s["mean"]),
-                fmt_number(s["p50"]),
-                fmt_number(s["p90"]),
-                fmt_number(s["p99"]),
-                fmt_number(s["max"]),
+                _cell(s["n"]),
+                _cell(s["mean"]),
+                _cell(s["p50"]),
+                _cell(s["p90"]),
+                _cell(s["p99"]),
+                _cell(s["max"]),
             )
-        dists.add_row(
-            "", "delay total s", "", fmt_number(d["delay_seconds"]["total"]), "", "", "", "", end_section=True
-        )
+        dists.add_row("", "delay sum s", "", _cell(d["delay_seconds"]["total"]), "", "", "", "", end_section=True)
 
     reuse = Table(title=f"Ideal prefix reuse ({stats['units']['reuse']}, blocks of {stats['options']['block_size']})")
     for col in ("salt", "domain", "within", "cross", "ideal"):
@@ -79,7 +84,7 @@ def stats_tables(stats: dict[str, Any]) -> list[Table]:
         curve.add_column(f"cache size ({stats['units']['reuse']})", justify="right")
         curve.add_column("hit fraction", justify="right")
         for p in lru["points"]:
-            curve.add_row(fmt_number(p["capacity"]), _pct(p["hit_fraction"]))
+            curve.add_row(format_size(p["capacity"]), _pct(p["hit_fraction"]))
         curve.add_row("unlimited", _pct(lru["unlimited"]))
         tables.append(curve)
     return tables

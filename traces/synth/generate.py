@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from ..errors import TraceError
 from ..formats.mlperf_jsonl import write
 from ..model import Trajectory
+from ..progress import Progress
 from .coding import coding_ids, coding_trajectory
 from .workflow import WorkflowWorld, workflow_trajectory
 
@@ -130,13 +131,25 @@ def iter_synthetic(seed: int = 0, scale: float = 1.0) -> Iterator[Trajectory]:
         )
 
 
-def synthesize(out: str | os.PathLike[str], *, seed: int = 0, scale: float = 1.0) -> SynthResult:
-    """Write the synthetic set to `out` (mlperf-jsonl; `.zst` suffix compresses) atomically."""
+def _counted(trajectories: Iterator[Trajectory], progress: Progress | None) -> Iterator[Trajectory]:
+    for traj in trajectories:
+        yield traj
+        if progress is not None:
+            progress.advance(len(traj.client_indices()))
+
+
+def synthesize(
+    out: str | os.PathLike[str], *, seed: int = 0, scale: float = 1.0, progress: Progress | None = None
+) -> SynthResult:
+    """Write the synthetic set to `out` (mlperf-jsonl; `.zst` suffix compresses) atomically;
+    `progress` counts its client turns as they are written."""
     p = plan(seed, scale)
     path = os.fspath(out)
     tmp = f"{path}.partial-{os.getpid()}" + (".zst" if path.endswith(".zst") else "")
+    if progress is not None:
+        progress.set_total(p.client_turns)
     try:
-        rows = write(iter_synthetic(seed, scale), tmp)
+        rows = write(_counted(iter_synthetic(seed, scale), progress), tmp)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

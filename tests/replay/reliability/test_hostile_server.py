@@ -26,7 +26,7 @@ _FLOOD_BYTES = 1 << 30
 
 
 def replay(shards: Path, out: Path, url: str, **kw: Any) -> Path:
-    return asyncio.run(run_replay(RunConfig(shards=str(shards), endpoint=url, out=str(out), display=False, **kw)))
+    return asyncio.run(run_replay(RunConfig(shards=str(shards), endpoint=url, out=str(out), progress="none", **kw)))
 
 
 def _flood(conn: Conn, req: Request, n: int) -> bool:

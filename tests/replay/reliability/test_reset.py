@@ -21,7 +21,7 @@ from replay.transport import FastTransport
 
 
 def replay(shards: Path, out: Path, url: str, **kw: Any) -> Path:
-    return asyncio.run(run_replay(RunConfig(shards=str(shards), endpoint=url, out=str(out), display=False, **kw)))
+    return asyncio.run(run_replay(RunConfig(shards=str(shards), endpoint=url, out=str(out), progress="none", **kw)))
 
 
 def test_a_request_reset_right_after_it_was_written_is_failed_never_resent(
