@@ -396,8 +396,17 @@ class RunOptions:
     def config(self, concurrency: int, out: str | None, *, overwrite: bool | None = None) -> replay.RunConfig:
         if self.no_session_header and self.headers:
             raise click.UsageError("--header and --no-session-header exclude each other")
-        from replay.sim import config_from_args
+        from replay.sim import SimConfig, config_from_args, embedded_config
 
+        try:
+            sim_words = shlex.split(self.sim_args)
+        except ValueError as exc:
+            raise click.BadParameter(f"{self.sim_args!r}: {exc}", param_hint="--sim-args") from None
+        sim: SimConfig | None
+        if self.endpoint is None:  # the embedded simulator: its defaults for these shards, then --sim-args
+            sim = embedded_config(str(Path(self.shards_dir).resolve()), sim_words)
+        else:
+            sim = config_from_args(sim_words) if sim_words else None
         return replay.RunConfig(
             shards=self.shards_dir,
             endpoint=self.endpoint,
@@ -415,7 +424,8 @@ class RunOptions:
             overwrite=self.overwrite if overwrite is None else overwrite,
             tokenizer=self.tokenizer,
             api_key=os.environ.get(self.api_key_env) or None,
-            sim=config_from_args(shlex.split(self.sim_args)) if self.sim_args.strip() else None,
+            api_key_env=self.api_key_env,
+            sim=sim,
             max_completion_tokens=self.max_completion_tokens,
             skip_preflight=self.skip_preflight,
             limits=replay.ResponseLimits(
@@ -502,7 +512,8 @@ def run_options(f: F) -> F:
         click.option(
             "--sim-args",
             default="",
-            help='Options of the embedded simulator, e.g. "--osl-mean 64 --seed 1" (see `trajbench serve-sim --help`).',
+            help="Options of the embedded simulator over its defaults here (oracle answers from the shards, step "
+            'model 64x faster), e.g. "--answers synthetic --osl-mean 64" (see `trajbench serve-sim --help`).',
         ),
         click.option(
             "--max-completion-tokens",
@@ -549,6 +560,17 @@ def run_options(f: F) -> F:
     return wrapped  # type: ignore[no-any-return]
 
 
+def _say_target(config: replay.RunConfig) -> None:
+    """One line saying what a run without --endpoint measures (never a real server)."""
+    if config.endpoint is None:
+        from replay.sim import SimConfig, describe
+
+        click.echo(
+            f"target: embedded simulator — {describe(config.sim or SimConfig())}; "
+            "pass --endpoint to measure a server, --sim-args to change it"
+        )
+
+
 _RUN_EXIT_CODES = """
     \b
     Before the first turn the endpoint is checked (GET /v1/models, then one tiny streamed request
@@ -591,8 +613,13 @@ def _exit_codes(f: F) -> F:
 @_exit_codes
 def replay_run(opts: RunOptions, concurrency: int, out: str | None) -> None:
     """Replay SHARDS_DIR closed-loop and write a run folder (records, summary, report), then
-    score its inline accuracy and OSL gate."""
-    result = asyncio.run(jobs.scored_run(opts.config(concurrency, out)))
+    score its inline accuracy and OSL gate.
+
+    Without --endpoint the embedded simulator serves the run: oracle answers from the shards and
+    its step model 64x faster than the default (the run says so; --sim-args changes any of it)."""
+    config = opts.config(concurrency, out)
+    _say_target(config)
+    result = asyncio.run(jobs.scored_run(config))
     click.echo((result.run_dir / replay.REPORT_FILE).read_text("utf-8"), nl=False)
     for line in result.verdict.lines() if result.verdict is not None else []:
         click.echo(line)
@@ -621,14 +648,17 @@ def replay_sweep(opts: RunOptions, concurrency_list: str | None, regions: bool, 
 
     Ctrl-C or SIGTERM drains the running point, marks it interrupted in sweep.json and stops the
     sweep (exit 130 or 143); a point where every turn failed stops it too (exit 3). The same
-    command resumes the sweep, rerunning that point."""
+    command resumes the sweep, rerunning that point. Without --endpoint every point runs against
+    the embedded simulator, as in `replay run`."""
     if regions == (concurrency_list is not None):
         raise click.UsageError("give exactly one of --concurrency LIST or --regions")
     levels = (
         replay.region_concurrencies(max_concurrency) if regions else replay.parse_concurrencies(concurrency_list or "")
     )
     # overwrite: a sweep manages its own point folders
-    folder = asyncio.run(jobs.scored_sweep(opts.config(1, None, overwrite=True), levels, out, echo=click.echo))
+    config = opts.config(1, None, overwrite=True)
+    _say_target(config)
+    folder = asyncio.run(jobs.scored_sweep(config, levels, out, echo=click.echo))
     click.echo(f"sweep folder: {folder}  (next: trajbench report {folder} --out REPORT_DIR)")
 
 
@@ -691,7 +721,7 @@ def replay_calibrate(
     tokens_per_turn: int,
     compare: tuple[str, ...],
     compare_python: str | None,
-    loop: str | None,
+    loop: str,
     json_out: str | None,
 ) -> None:
     """Measure the harness's own limits against a zero-latency loopback server."""
