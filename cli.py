@@ -10,6 +10,7 @@ with exit code 1 (or the error's own `exit_code`: 3 when every turn of a replay 
 from __future__ import annotations
 
 import asyncio
+import difflib
 import functools
 import json
 import os
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 import eval as evaluation
 import jobs
@@ -438,11 +440,149 @@ class RunOptions:
 
 _RUN_OPTION_NAMES = tuple(f.name for f in fields(RunOptions))
 
+# ---------------------------------------------------------------- --config FILE
+# An eager option read before the others: its values become the command's `default_map`, so an
+# option given on the command line wins over the file and the file wins over the defaults.
+_CONFIG = "trajbench.config"  # ctx.meta: the replay.OptionsFile read
+_FILE_SHARDS = "trajbench.config-shards"  # ctx.meta: (where, folder) of a file's `shards` that is no folder
+
+
+def _option_keys(command: click.Command) -> dict[str, click.Parameter]:
+    """Each option's key in a --config file: its long name with underscores (`shards` for SHARDS_DIR)."""
+    keys: dict[str, click.Parameter] = {}
+    for p in command.params:
+        if not p.expose_value or p.name is None:
+            continue
+        if isinstance(p, click.Argument):
+            keys["shards" if p.name == "shards_dir" else p.name] = p
+        else:
+            keys[max((o for o in p.opts if o.startswith("--")), key=len)[2:].replace("-", "_")] = p
+    return keys
+
+
+def _file_value(ctx: click.Context, param: click.Parameter, key: str, raw: Any, where: str) -> Any:
+    """A file's value checked against the option's type (strictly: `true` is no number) and
+    converted as the command line would convert it."""
+
+    def wrong(want: str) -> replay.ReplayError:
+        shown = json.dumps(raw, default=str)[:60]
+        return replay.ReplayError(
+            f"{where}: {key}: expected {want}, found {shown}; fix the value (`{ctx.command_path} --help` describes it)"
+        )
+
+    value: Any
+    if isinstance(param, click.Option) and param.is_flag:
+        if not isinstance(raw, bool):
+            raise wrong("true or false")
+        return raw
+    if param.multiple:  # a list, or one string for a list of one
+        value = [raw] if isinstance(raw, str) else raw
+        if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise wrong("a list of strings")
+    elif param.name == "concurrency_list":  # `replay sweep`: 8, [1, 2, 4] or "1,2,4"
+        if isinstance(raw, list) and raw and all(isinstance(v, int) and not isinstance(v, bool) for v in raw):
+            value = ",".join(map(str, raw))
+        elif isinstance(raw, (int, str)) and not isinstance(raw, bool):
+            value = str(raw)
+        else:
+            raise wrong("a concurrency or a list of them, e.g. [1, 2, 4, 8]")
+    elif isinstance(param.type, click.types.IntParamType):
+        if isinstance(raw, bool) or not isinstance(raw, int):
+            raise wrong("an integer")
+        value = raw
+    elif isinstance(param.type, click.types.FloatParamType):
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+            raise wrong("a number")
+        value = float(raw)
+    elif not isinstance(raw, str):
+        raise wrong("a string")
+    else:
+        value = raw
+    try:
+        return param.type_cast_value(ctx, value)
+    except click.BadParameter as exc:
+        raise replay.ReplayError(f"{where}: {key}: {exc.message.rstrip('.')}; fix the value") from None
+
+
+def _read_config(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is None:
+        return
+    options = replay.read_options_file(value)
+    keys = _option_keys(ctx.command)
+    defaults = dict(ctx.default_map or {})
+    for key, raw in options.values.items():
+        where = options.where(key)
+        target = keys.get(key)
+        if target is None or target.name is None:
+            close = difflib.get_close_matches(key.replace("-", "_").lower(), keys, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise replay.ReplayError(f"{where}: unknown key {key!r}{hint}; valid keys: {', '.join(sorted(keys))}")
+        if isinstance(target, click.Argument):  # SHARDS_DIR: checked once we know the command line's
+            if not isinstance(raw, str):
+                raise replay.ReplayError(
+                    f"{where}: shards: expected a folder name, found {json.dumps(raw, default=str)[:60]}"
+                )
+            if Path(raw).is_dir():
+                defaults[target.name] = raw
+            else:
+                ctx.meta[_FILE_SHARDS] = (where, raw)
+            continue
+        defaults[target.name] = _file_value(ctx, target, key, raw, where)
+    ctx.default_map = defaults
+    ctx.meta[_CONFIG] = options
+
+
+def _shards_of(ctx: click.Context, given: str | None) -> str:
+    """SHARDS_DIR, from the command line or the --config file; a run.json's own shards must still
+    hold the dataset the run replayed (`replay.check_run_dataset`)."""
+    if given is None:
+        if _FILE_SHARDS in ctx.meta:
+            where, folder = ctx.meta[_FILE_SHARDS]
+            raise replay.ReplayError(
+                f"{where}: shards: no folder {folder}; build the shards there (`trajbench traces build`) "
+                "or name the shard folder on the command line"
+            )
+        raise click.UsageError("Missing argument 'SHARDS_DIR' (or `shards` in the --config file).", ctx=ctx)
+    options = ctx.meta.get(_CONFIG)
+    if options is not None and options.run is not None:
+        named = ctx.get_parameter_source("shards_dir") is ParameterSource.COMMANDLINE
+        note = replay.check_run_dataset(options.run, options.path, given, named_on_command_line=named)
+        if note:
+            click.echo(note, err=True)
+    return given
+
+
+def _command_line_wins(ctx: click.Context, values: dict[str, Any], *pair: tuple[str, Any]) -> None:
+    """Of two options that exclude each other, one given on the command line sets the other, when
+    it came from the --config file, back to `unset`."""
+    (a, _), (b, _) = pair
+    unset = dict(pair)
+    for mine, other in ((a, b), (b, a)):
+        if ctx.get_parameter_source(mine) is ParameterSource.COMMANDLINE:
+            if ctx.get_parameter_source(other) is ParameterSource.DEFAULT_MAP:
+                values[other] = unset[other]
+
+
+CONFIG_HELP = (
+    "Read options from a YAML or JSON file: keys are the option names with underscores "
+    "(turn_timeout, header, sim_args; shards for SHARDS_DIR); the command line wins over the file. "
+    "A finished run's run.json replays that run (refused if its shards changed since). "
+    "Never put an API key in it: name its variable with api_key_env."
+)
+
 
 def run_options(f: F) -> F:
     """Add the shared options to a command and hand it one `RunOptions` (as `opts`)."""
     options = [
-        click.argument("shards_dir", type=click.Path(exists=True, file_okay=False)),
+        click.argument("shards_dir", required=False, type=click.Path(exists=True, file_okay=False)),
+        click.option(
+            "--config",
+            type=click.Path(exists=True, dir_okay=False),
+            is_eager=True,
+            expose_value=False,
+            callback=_read_config,
+            help=CONFIG_HELP,
+        ),
         click.option(
             "--endpoint",
             default=None,
@@ -551,6 +691,9 @@ def run_options(f: F) -> F:
 
     @functools.wraps(f)
     def command(**kw: Any) -> Any:
+        ctx = click.get_current_context()
+        _command_line_wins(ctx, kw, ("headers", ()), ("no_session_header", False))
+        kw["shards_dir"] = _shards_of(ctx, kw["shards_dir"])
         opts = RunOptions(**{name: kw.pop(name) for name in _RUN_OPTION_NAMES})
         return f(opts=opts, **kw)
 
@@ -650,6 +793,9 @@ def replay_sweep(opts: RunOptions, concurrency_list: str | None, regions: bool, 
     sweep (exit 130 or 143); a point where every turn failed stops it too (exit 3). The same
     command resumes the sweep, rerunning that point. Without --endpoint every point runs against
     the embedded simulator, as in `replay run`."""
+    given: dict[str, Any] = {"concurrency_list": concurrency_list, "regions": regions}
+    _command_line_wins(click.get_current_context(), given, ("concurrency_list", None), ("regions", False))
+    concurrency_list, regions = given["concurrency_list"], given["regions"]
     if regions == (concurrency_list is not None):
         raise click.UsageError("give exactly one of --concurrency LIST or --regions")
     levels = (
