@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 pytest.importorskip("minisweagent")
-pytest.importorskip("swebench")
+pytest.importorskip("swebench.harness")  # not "swebench": this test folder is on sys.path under that name
 
 from toy import ScriptedEndpoint, instance, make_repo, write_jsonl
 
@@ -45,7 +45,7 @@ def toy_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         instance(IDS[2], "fix", base, repo="toy/absent"),
     ]
     dataset = write_jsonl(
-        tmp / "verified.jsonl", rows + [instance("toy__calc-9", "fix", base)]
+        tmp / "verified.jsonl", [*rows, instance("toy__calc-9", "fix", base)]
     )  # row 4 is beyond --instances
     out = tmp / "run"
     out.mkdir()
