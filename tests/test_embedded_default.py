@@ -95,6 +95,8 @@ def test_describe_names_answers_speed_replicas_and_faults() -> None:
     assert describe(SimConfig()) == "synthetic answers (mean 400 tokens), the default step model"
     zero = SimConfig(step_base_ms=0, prefill_ms_per_token=0, batch_ms_per_seq=0, osl_mean=8, fail_rate=0.05)
     assert describe(zero) == "synthetic answers (mean 8 tokens), zero-latency step model, faults on 5 % of requests"
+    slow = SimConfig(step_base_ms=16, prefill_ms_per_token=0.08, batch_ms_per_seq=0.2)
+    assert describe(slow) == "synthetic answers (mean 400 tokens), step model 2× slower"
 
 
 def test_the_demo_uses_the_same_simulator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -266,7 +266,8 @@ def describe(config: SimConfig) -> str:
     elif ratios == {1.0}:
         speed = "the default step model"
     elif len(ratios) == 1 and 0.0 not in ratios:
-        speed = f"step model {ratios.pop():g}× faster"
+        ratio = ratios.pop()
+        speed = f"step model {ratio:g}× faster" if ratio > 1 else f"step model {1 / ratio:g}× slower"
     else:
         speed = (
             "a custom step model ("
