@@ -10,6 +10,7 @@ with exit code 1 (or the error's own `exit_code`: 3 when every turn of a replay 
 from __future__ import annotations
 
 import asyncio
+import difflib
 import functools
 import json
 import os
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 import eval as evaluation
 import jobs
@@ -426,8 +428,17 @@ class RunOptions:
     def config(self, concurrency: int, out: str | None, *, overwrite: bool | None = None) -> replay.RunConfig:
         if self.no_session_header and self.headers:
             raise click.UsageError("--header and --no-session-header exclude each other")
-        from replay.sim import config_from_args
+        from replay.sim import SimConfig, config_from_args, embedded_config
 
+        try:
+            sim_words = shlex.split(self.sim_args)
+        except ValueError as exc:
+            raise click.BadParameter(f"{self.sim_args!r}: {exc}", param_hint="--sim-args") from None
+        sim: SimConfig | None
+        if self.endpoint is None:  # the embedded simulator: its defaults for these shards, then --sim-args
+            sim = embedded_config(str(Path(self.shards_dir).resolve()), sim_words)
+        else:
+            sim = config_from_args(sim_words) if sim_words else None
         return replay.RunConfig(
             shards=self.shards_dir,
             endpoint=self.endpoint,
@@ -445,7 +456,8 @@ class RunOptions:
             overwrite=self.overwrite if overwrite is None else overwrite,
             tokenizer=self.tokenizer,
             api_key=os.environ.get(self.api_key_env) or None,
-            sim=config_from_args(shlex.split(self.sim_args)) if self.sim_args.strip() else None,
+            api_key_env=self.api_key_env,
+            sim=sim,
             max_completion_tokens=self.max_completion_tokens,
             skip_preflight=self.skip_preflight,
             progress=self.progress,
@@ -459,11 +471,149 @@ class RunOptions:
 
 _RUN_OPTION_NAMES = tuple(f.name for f in fields(RunOptions))
 
+# ---------------------------------------------------------------- --config FILE
+# An eager option read before the others: its values become the command's `default_map`, so an
+# option given on the command line wins over the file and the file wins over the defaults.
+_CONFIG = "trajbench.config"  # ctx.meta: the replay.OptionsFile read
+_FILE_SHARDS = "trajbench.config-shards"  # ctx.meta: (where, folder) of a file's `shards` that is no folder
+
+
+def _option_keys(command: click.Command) -> dict[str, click.Parameter]:
+    """Each option's key in a --config file: its long name with underscores (`shards` for SHARDS_DIR)."""
+    keys: dict[str, click.Parameter] = {}
+    for p in command.params:
+        if not p.expose_value or p.name is None:
+            continue
+        if isinstance(p, click.Argument):
+            keys["shards" if p.name == "shards_dir" else p.name] = p
+        else:
+            keys[max((o for o in p.opts if o.startswith("--")), key=len)[2:].replace("-", "_")] = p
+    return keys
+
+
+def _file_value(ctx: click.Context, param: click.Parameter, key: str, raw: Any, where: str) -> Any:
+    """A file's value checked against the option's type (strictly: `true` is no number) and
+    converted as the command line would convert it."""
+
+    def wrong(want: str) -> replay.ReplayError:
+        shown = json.dumps(raw, default=str)[:60]
+        return replay.ReplayError(
+            f"{where}: {key}: expected {want}, found {shown}; fix the value (`{ctx.command_path} --help` describes it)"
+        )
+
+    value: Any
+    if isinstance(param, click.Option) and param.is_flag:
+        if not isinstance(raw, bool):
+            raise wrong("true or false")
+        return raw
+    if param.multiple:  # a list, or one string for a list of one
+        value = [raw] if isinstance(raw, str) else raw
+        if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise wrong("a list of strings")
+    elif param.name == "concurrency_list":  # `replay sweep`: 8, [1, 2, 4] or "1,2,4"
+        if isinstance(raw, list) and raw and all(isinstance(v, int) and not isinstance(v, bool) for v in raw):
+            value = ",".join(map(str, raw))
+        elif isinstance(raw, (int, str)) and not isinstance(raw, bool):
+            value = str(raw)
+        else:
+            raise wrong("a concurrency or a list of them, e.g. [1, 2, 4, 8]")
+    elif isinstance(param.type, click.types.IntParamType):
+        if isinstance(raw, bool) or not isinstance(raw, int):
+            raise wrong("an integer")
+        value = raw
+    elif isinstance(param.type, click.types.FloatParamType):
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+            raise wrong("a number")
+        value = float(raw)
+    elif not isinstance(raw, str):
+        raise wrong("a string")
+    else:
+        value = raw
+    try:
+        return param.type_cast_value(ctx, value)
+    except click.BadParameter as exc:
+        raise replay.ReplayError(f"{where}: {key}: {exc.message.rstrip('.')}; fix the value") from None
+
+
+def _read_config(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is None:
+        return
+    options = replay.read_options_file(value)
+    keys = _option_keys(ctx.command)
+    defaults = dict(ctx.default_map or {})
+    for key, raw in options.values.items():
+        where = options.where(key)
+        target = keys.get(key)
+        if target is None or target.name is None:
+            close = difflib.get_close_matches(key.replace("-", "_").lower(), keys, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise replay.ReplayError(f"{where}: unknown key {key!r}{hint}; valid keys: {', '.join(sorted(keys))}")
+        if isinstance(target, click.Argument):  # SHARDS_DIR: checked once we know the command line's
+            if not isinstance(raw, str):
+                raise replay.ReplayError(
+                    f"{where}: shards: expected a folder name, found {json.dumps(raw, default=str)[:60]}"
+                )
+            if Path(raw).is_dir():
+                defaults[target.name] = raw
+            else:
+                ctx.meta[_FILE_SHARDS] = (where, raw)
+            continue
+        defaults[target.name] = _file_value(ctx, target, key, raw, where)
+    ctx.default_map = defaults
+    ctx.meta[_CONFIG] = options
+
+
+def _shards_of(ctx: click.Context, given: str | None) -> str:
+    """SHARDS_DIR, from the command line or the --config file; a run.json's own shards must still
+    hold the dataset the run replayed (`replay.check_run_dataset`)."""
+    if given is None:
+        if _FILE_SHARDS in ctx.meta:
+            where, folder = ctx.meta[_FILE_SHARDS]
+            raise replay.ReplayError(
+                f"{where}: shards: no folder {folder}; build the shards there (`trajbench traces build`) "
+                "or name the shard folder on the command line"
+            )
+        raise click.UsageError("Missing argument 'SHARDS_DIR' (or `shards` in the --config file).", ctx=ctx)
+    options = ctx.meta.get(_CONFIG)
+    if options is not None and options.run is not None:
+        named = ctx.get_parameter_source("shards_dir") is ParameterSource.COMMANDLINE
+        note = replay.check_run_dataset(options.run, options.path, given, named_on_command_line=named)
+        if note:
+            click.echo(note, err=True)
+    return given
+
+
+def _command_line_wins(ctx: click.Context, values: dict[str, Any], *pair: tuple[str, Any]) -> None:
+    """Of two options that exclude each other, one given on the command line sets the other, when
+    it came from the --config file, back to `unset`."""
+    (a, _), (b, _) = pair
+    unset = dict(pair)
+    for mine, other in ((a, b), (b, a)):
+        if ctx.get_parameter_source(mine) is ParameterSource.COMMANDLINE:
+            if ctx.get_parameter_source(other) is ParameterSource.DEFAULT_MAP:
+                values[other] = unset[other]
+
+
+CONFIG_HELP = (
+    "Read options from a YAML or JSON file: keys are the option names with underscores "
+    "(turn_timeout, header, sim_args; shards for SHARDS_DIR); the command line wins over the file. "
+    "A finished run's run.json replays that run (refused if its shards changed since). "
+    "Never put an API key in it: name its variable with api_key_env."
+)
+
 
 def run_options(f: F) -> F:
     """Add the shared options to a command and hand it one `RunOptions` (as `opts`)."""
     options = [
-        click.argument("shards_dir", type=click.Path(exists=True, file_okay=False)),
+        click.argument("shards_dir", required=False, type=click.Path(exists=True, file_okay=False)),
+        click.option(
+            "--config",
+            type=click.Path(exists=True, dir_okay=False),
+            is_eager=True,
+            expose_value=False,
+            callback=_read_config,
+            help=CONFIG_HELP,
+        ),
         click.option(
             "--endpoint",
             default=None,
@@ -533,7 +683,8 @@ def run_options(f: F) -> F:
         click.option(
             "--sim-args",
             default="",
-            help='Options of the embedded simulator, e.g. "--osl-mean 64 --seed 1" (see `trajbench serve-sim --help`).',
+            help="Options of the embedded simulator over its defaults here (oracle answers from the shards, step "
+            'model 64x faster), e.g. "--answers synthetic --osl-mean 64" (see `trajbench serve-sim --help`).',
         ),
         click.option(
             "--max-completion-tokens",
@@ -572,6 +723,9 @@ def run_options(f: F) -> F:
 
     @functools.wraps(f)
     def command(**kw: Any) -> Any:
+        ctx = click.get_current_context()
+        _command_line_wins(ctx, kw, ("headers", ()), ("no_session_header", False))
+        kw["shards_dir"] = _shards_of(ctx, kw["shards_dir"])
         opts = RunOptions(**{name: kw.pop(name) for name in _RUN_OPTION_NAMES})
         return f(opts=opts, **kw)
 
@@ -579,6 +733,17 @@ def run_options(f: F) -> F:
     for option in reversed(options):
         wrapped = option(wrapped)
     return wrapped  # type: ignore[no-any-return]
+
+
+def _say_target(config: replay.RunConfig) -> None:
+    """One line saying what a run without --endpoint measures (never a real server)."""
+    if config.endpoint is None:
+        from replay.sim import SimConfig, describe
+
+        click.echo(
+            f"target: embedded simulator — {describe(config.sim or SimConfig())}; "
+            "pass --endpoint to measure a server, --sim-args to change it"
+        )
 
 
 _RUN_EXIT_CODES = """
@@ -623,8 +788,13 @@ def _exit_codes(f: F) -> F:
 @_exit_codes
 def replay_run(opts: RunOptions, concurrency: int, out: str | None) -> None:
     """Replay SHARDS_DIR closed-loop and write a run folder (records, summary, report), then
-    score its inline accuracy and OSL gate."""
-    result = asyncio.run(jobs.scored_run(opts.config(concurrency, out)))
+    score its inline accuracy and OSL gate.
+
+    Without --endpoint the embedded simulator serves the run: oracle answers from the shards and
+    its step model 64x faster than the default (the run says so; --sim-args changes any of it)."""
+    config = opts.config(concurrency, out)
+    _say_target(config)
+    result = asyncio.run(jobs.scored_run(config))
     click.echo((result.run_dir / replay.REPORT_FILE).read_text("utf-8"), nl=False)
     for line in result.verdict.lines() if result.verdict is not None else []:
         click.echo(line)
@@ -653,14 +823,20 @@ def replay_sweep(opts: RunOptions, concurrency_list: str | None, regions: bool, 
 
     Ctrl-C or SIGTERM drains the running point, marks it interrupted in sweep.json and stops the
     sweep (exit 130 or 143); a point where every turn failed stops it too (exit 3). The same
-    command resumes the sweep, rerunning that point."""
+    command resumes the sweep, rerunning that point. Without --endpoint every point runs against
+    the embedded simulator, as in `replay run`."""
+    given: dict[str, Any] = {"concurrency_list": concurrency_list, "regions": regions}
+    _command_line_wins(click.get_current_context(), given, ("concurrency_list", None), ("regions", False))
+    concurrency_list, regions = given["concurrency_list"], given["regions"]
     if regions == (concurrency_list is not None):
         raise click.UsageError("give exactly one of --concurrency LIST or --regions")
     levels = (
         replay.region_concurrencies(max_concurrency) if regions else replay.parse_concurrencies(concurrency_list or "")
     )
     # overwrite: a sweep manages its own point folders
-    folder = asyncio.run(jobs.scored_sweep(opts.config(1, None, overwrite=True), levels, out, echo=click.echo))
+    config = opts.config(1, None, overwrite=True)
+    _say_target(config)
+    folder = asyncio.run(jobs.scored_sweep(config, levels, out, echo=click.echo))
     click.echo(f"sweep folder: {folder}  (next: trajbench report {folder} --out REPORT_DIR)")
 
 

@@ -7,9 +7,10 @@ each job drives more than one of them; the CLI only parses options and prints wh
 The demo: a small synthetic trace set → validated → salted shards (with Qwen3.6 token counts) →
 a concurrency sweep against the embedded simulator → inline and OSL gates per point → the Pareto
 report. Every step is the library call a user would make, nothing is faked. Two shortcuts keep it
-quick, and it says so: recorded delays are skipped, and the simulator's step model runs 64x
-faster than its default. Its answers are the recorded ones (oracle mode: a perfect model), so the
-accuracy gates pass and the numbers show only the serving trade-off.
+quick, and it says so: recorded delays are skipped, and the simulator is the one `replay run`
+starts without --endpoint (`replay.sim.embedded_config`): its step model runs 64x faster than the
+default and its answers are the recorded ones (oracle mode: a perfect model), so the accuracy
+gates pass and the numbers show only the serving trade-off.
 """
 
 from __future__ import annotations
@@ -22,15 +23,13 @@ import replay
 import traces
 from eval import EvalError, OslResult, Scores, gate_verdicts, inline_lines, osl_gate, osl_lines, score_run
 from replay import RunConfig, RunOutcome
-from replay.sim import config_from_args
+from replay.sim import describe, embedded_config
 from traces.synth import synthesize
 from traces.tokenizers import load_tokenizer
 
 Echo = Callable[[str], None]
 
 CONCURRENCIES = (1, 2, 4, 8)
-#: The default step model (8 ms base, 0.04 ms/prefill token, 0.1 ms/sequence), 64x faster.
-FAST_SIM = ("--step-base-ms", "0.125", "--prefill-ms-per-token", "0.000625", "--batch-ms-per-seq", "0.0015625")
 
 
 @dataclass(frozen=True)
@@ -136,8 +135,9 @@ async def run_demo(out: str, echo: Echo = print, *, scale: float = 0.01, progres
         f"[2/5] validated and built {shards_dir}: {n_traj} trajectories, {n_turns} turns, salted (mlperf), content hash {result.manifest.content_hash[:16]}…"
     )
     sweep_dir = out_dir / "sweep"
+    sim = embedded_config(str(shards_dir))
     echo(
-        f"[3/5] sweeping concurrency {', '.join(map(str, CONCURRENCIES))} against the embedded simulator (oracle answers, delays skipped, 64x time-scaled) …"
+        f"[3/5] sweeping concurrency {', '.join(map(str, CONCURRENCIES))} against the embedded simulator ({describe(sim)}, delays skipped) …"
     )
     base = RunConfig(
         shards=str(shards_dir),
@@ -146,7 +146,7 @@ async def run_demo(out: str, echo: Echo = print, *, scale: float = 0.01, progres
         inject_delays=False,
         progress=progress,
         overwrite=True,
-        sim=config_from_args(["--answers", "oracle", "--shards", str(shards_dir), *FAST_SIM]),
+        sim=sim,
     )
 
     def after_point(run_dir: Path) -> None:

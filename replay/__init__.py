@@ -17,6 +17,7 @@ from .layout import RECORDS_FILE, REPORT_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FIL
 if TYPE_CHECKING:
     from .client import StreamClient, StreamResult
     from .numbers import RunNumbers
+    from .optionsfile import OptionsFile, check_run_dataset, options_of_run, read_options_file
     from .pareto import Point, frontier, region_concurrencies
     from .points import Gates, GatesOf
     from .records import Record, read_records
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "Gates": ".points",
     "GatesOf": ".points",
+    "OptionsFile": ".optionsfile",
     "Point": ".pareto",
     "Record": ".records",
     "ResultSummary": ".summary",
@@ -39,8 +41,11 @@ _LAZY = {
     "StreamResult": ".client",
     "SweepPlan": ".sweep",
     "build_report": ".report",
+    "check_run_dataset": ".optionsfile",
     "frontier": ".pareto",
+    "options_of_run": ".optionsfile",
     "parse_concurrencies": ".sweep",
+    "read_options_file": ".optionsfile",
     "read_records": ".records",
     "read_run_info": ".runinfo",
     "region_concurrencies": ".pareto",
@@ -69,6 +74,7 @@ __all__ = [
     "Gates",
     "GatesOf",
     "Interrupted",
+    "OptionsFile",
     "Point",
     "Record",
     "ReplayError",
@@ -82,8 +88,11 @@ __all__ = [
     "StreamResult",
     "SweepPlan",
     "build_report",
+    "check_run_dataset",
     "frontier",
+    "options_of_run",
     "parse_concurrencies",
+    "read_options_file",
     "read_records",
     "read_run_info",
     "region_concurrencies",

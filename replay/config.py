@@ -80,6 +80,9 @@ class RunConfig:
     skip_preflight: bool = False
     # Never written to run.json or any log; repr=False keeps it out of tracebacks too.
     api_key: str | None = field(default=None, repr=False)
+    # The environment variable the key was read from (--api-key-env): its name is recorded, so
+    # run.json can replay the run (`--config run.json`) without ever holding the key.
+    api_key_env: str | None = None
 
     def check(self) -> None:
         if self.concurrency < 1:

@@ -39,8 +39,9 @@ from .layout import RECORDS_FILE, RUN_FILE
 from .limits import ensure_open_files
 from .preflight import Target, identify, preflight
 from .records import RecordWriter
-from .runinfo import DatasetRef, Preflight, RunInfo, ShardCheck
-from .scheduler import WorkerPlan
+from .runinfo import EMBEDDED_EVIDENCE, DatasetRef, Preflight, RunInfo, ShardCheck
+from .scheduler import WorkerPlan, max_stored_repeat
+from .sim.config import SimConfig
 from .summary import write_results
 from .workers import ProcessBackend
 
@@ -77,13 +78,15 @@ async def _run_replay(
     run_dir = run_dir_of(config)  # checked now, created only once the endpoint has passed
     state = RunState(total_turns=planned_turns(shards, num))  # reads every shard footer
     coordinator = Coordinator(num, stop_at_window_end=config.stop_at_window_end)
+    sim = embedded_simulator(config, shards, num)
     started = crashed = False
     try:
-        async with _endpoint(config) as (base_url, target):
+        async with _endpoint(config, sim) as (base_url, target):
             if client_factory is None:
                 target = await _check_target(config, profile, base_url, target)
             prepare_run_dir(config, run_dir)
-            run_info(config, shards, profile, base_url, target, num, verification=verification).write(run_dir)
+            info = run_info(config, shards, profile, base_url, target, num, verification=verification, simulator=sim)
+            info.write(run_dir)
             started = True
             plans = [
                 WorkerPlan(
@@ -176,8 +179,22 @@ async def _drive(backend: Backend, drain_timeout: float, state: RunState, interr
             timer.cancel()
 
 
+def embedded_simulator(config: RunConfig, shards: Shards, num: int) -> SimConfig | None:
+    """The settings of the simulator the run starts (None: it has an --endpoint): `config.sim`,
+    else the simulator's defaults; oracle answers recognise every repeat the run replays (past
+    the shards' own, replay re-salts each cycle over them as a new repeat)."""
+    if config.endpoint is not None:
+        return None
+    sim = config.sim or SimConfig()
+    cycles = -(-num // len(shards))
+    needed = max_stored_repeat(shards) * cycles
+    if sim.answers == "oracle" and needed > sim.oracle_repeats:
+        sim = replace(sim, oracle_repeats=needed)
+    return sim
+
+
 @contextlib.asynccontextmanager
-async def _endpoint(config: RunConfig) -> AsyncIterator[tuple[str, Target]]:
+async def _endpoint(config: RunConfig, sim: SimConfig | None) -> AsyncIterator[tuple[str, Target]]:
     """(base URL, target): the given endpoint (taken as real until `_check_target` says
     otherwise), or the embedded simulator for the run."""
     if config.endpoint is not None:
@@ -189,8 +206,8 @@ async def _endpoint(config: RunConfig) -> AsyncIterator[tuple[str, Target]]:
         raise ReplayError(
             "no --endpoint given and this trajbench has no embedded simulator; pass --endpoint URL"
         ) from None
-    with start_simulator(config.sim) as sim:
-        yield sim.base_url, Target("simulated", "the embedded simulator (no --endpoint)")
+    with start_simulator(sim) as handle:
+        yield handle.base_url, Target("simulated", EMBEDDED_EVIDENCE)
 
 
 async def _check_target(config: RunConfig, profile: traces.Profile, base_url: str, given: Target) -> Target:
@@ -291,9 +308,11 @@ def run_info(
     num: int,
     *,
     verification: traces.Verification | None = None,
+    simulator: SimConfig | None = None,
 ) -> RunInfo:
     """run.json: everything needed to reproduce and judge the run; never the API key.
-    `shard_verification` records the check of the shard files made before the first request."""
+    `shard_verification` records the check of the shard files made before the first request;
+    `simulator` the settings of the embedded simulator the run started, if it did."""
     if isinstance(target, str):
         target = Target(target, "given as simulated" if target == "simulated" else None)
     opts = shards.options
@@ -332,4 +351,8 @@ def run_info(
         workers=config.workers,
         tokenizer=config.tokenizer,
         limits=config.limits,
+        max_completion_tokens=config.max_completion_tokens,
+        skip_preflight=config.skip_preflight,
+        api_key_env=config.api_key_env,
+        simulator=simulator,
     )

@@ -1,7 +1,8 @@
 """`run.json`: everything needed to reproduce and judge a run, as a typed file (docs/files.md).
 
 Written before the first turn is sent, read by eval (the gates, the compliance check) and by
-reports. It never holds the API key: `api_key_given` only says whether one was used.
+reports, and given back to `--config` it replays the run (`replay.optionsfile`). It never holds
+the API key: `api_key_given` only says whether one was used, `api_key_env` where it was read.
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ import traces
 from .config import ResponseLimits
 from .errors import ReplayError
 from .layout import RUN_FILE
+from .sim.config import SimConfig
+
+#: `target_evidence` of a run against the simulator `replay run` started itself (no --endpoint).
+EMBEDDED_EVIDENCE = "the embedded simulator (no --endpoint)"
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,12 @@ class RunInfo(traces.JsonFile):
     workers: int
     tokenizer: str | None
     limits: ResponseLimits
+    # The options below complete what `--config run.json` needs to replay the run; a run.json
+    # written before them lacks them and reads with these values.
+    max_completion_tokens: int | None = None  # the --max-completion-tokens override, if any
+    skip_preflight: bool = False
+    api_key_env: str | None = None  # the variable's name only, never the key
+    simulator: SimConfig | None = None  # the embedded simulator's settings (no --endpoint)
 
 
 def read_run_info(run_dir: str | os.PathLike[str]) -> RunInfo:

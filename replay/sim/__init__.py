@@ -20,6 +20,8 @@ from .config import (
     config_from_args,
     config_from_options,
     config_to_args,
+    describe,
+    embedded_config,
 )
 
 if TYPE_CHECKING:
@@ -63,6 +65,8 @@ __all__ = [
     "config_from_args",
     "config_from_options",
     "config_to_args",
+    "describe",
+    "embedded_config",
     "parse_metrics",
     "serve",
     "start_simulator",

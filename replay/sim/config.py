@@ -222,12 +222,13 @@ def config_from_args(argv: Sequence[str]) -> SimConfig:
     return config_from_options(vars(known))
 
 
-def config_to_args(config: SimConfig) -> list[str]:
-    """The command-line arguments that rebuild `config` (used to launch a child simulator)."""
+def config_to_args(config: SimConfig, base: SimConfig = DEFAULTS) -> list[str]:
+    """The command-line arguments that turn `base` into `config`: from the defaults, what
+    launches a child simulator; from `embedded_config`, what --sim-args replays a run's."""
     args: list[str] = []
     for option in OPTIONS:
         value = getattr(config, option.dest)
-        if value == option.default:
+        if value == getattr(base, option.dest):
             continue
         if option.name == "cache-tokens" and value is None:
             text = UNLIMITED
@@ -237,3 +238,50 @@ def config_to_args(config: SimConfig) -> list[str]:
             text = str(value)
         args += [f"--{option.name}", text]
     return args
+
+
+#: How much faster than the default step model the embedded simulator runs unless told otherwise.
+EMBEDDED_SPEEDUP = 64
+
+
+def embedded_config(shards: str, args: Sequence[str] = ()) -> SimConfig:
+    """The simulator `replay run` and `replay sweep` start when no --endpoint is given, and the
+    one `trajbench demo` uses: oracle answers from the run's own shards and the default step
+    model `EMBEDDED_SPEEDUP` times faster. A first run then takes seconds and its accuracy gates
+    score the recorded answers (the default synthetic answers score 0 and take the default
+    model's minutes). `args`, the words of --sim-args, override any piece of it."""
+    fast = [
+        word
+        for name in ("step-base-ms", "prefill-ms-per-token", "batch-ms-per-seq")
+        for word in (f"--{name}", str(getattr(DEFAULTS, name.replace("-", "_")) / EMBEDDED_SPEEDUP))
+    ]
+    return config_from_args(["--answers", "oracle", "--shards", shards, *fast, *args])
+
+
+def describe(config: SimConfig) -> str:
+    """What a simulator answers and how fast, in a few words (the one line a run prints)."""
+    if config.answers == "oracle":
+        answers = "oracle answers from the shards"
+    else:
+        answers = f"synthetic answers (mean {config.osl_mean:g} tokens)"
+    coefficients = ("step_base_ms", "prefill_ms_per_token", "batch_ms_per_seq")
+    ratios = {round(getattr(DEFAULTS, c) / getattr(config, c), 6) if getattr(config, c) else 0.0 for c in coefficients}
+    if config.zero_latency:
+        speed = "zero-latency step model"
+    elif ratios == {1.0}:
+        speed = "the default step model"
+    elif len(ratios) == 1 and 0.0 not in ratios:
+        ratio = ratios.pop()
+        speed = f"step model {ratio:g}× faster" if ratio > 1 else f"step model {1 / ratio:g}× slower"
+    else:
+        speed = (
+            "a custom step model ("
+            + ", ".join(f"--{c.replace('_', '-')} {getattr(config, c):g}" for c in coefficients)
+            + ")"
+        )
+    parts = [answers, speed]
+    if config.replicas > 1:
+        parts.append(f"{config.replicas} replicas ({config.router} router)")
+    if config.fail_rate:
+        parts.append(f"faults on {100 * config.fail_rate:g} % of requests")
+    return ", ".join(parts)

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import fake_extra
 import pytest
-from clirun import trajbench
 from toy import instance, write_jsonl
 
+import cli
 from eval.swebench import SwebenchError
 from eval.swebench.dataset import load_instances
 from eval.swebench.summary import instance_dir
@@ -84,33 +85,31 @@ def test_a_link_out_of_the_run_folder_is_refused(tmp_path: Path) -> None:
     assert instance_dir(out, "django__django-2") == out / "django__django-2"
 
 
-def test_cli_refuses_before_writing_anything(tmp_path: Path) -> None:
-    pytest.importorskip("minisweagent")
-    pytest.importorskip("swebench")
+def test_cli_refuses_before_writing_anything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_extra.present(monkeypatch)  # the dataset is refused before the extra is used: the same everywhere
     work = tmp_path / "work"
     (work / "repos").mkdir(parents=True)
     dataset = write_jsonl(work / "v.jsonl", [instance("../../escaped", "fix", "0" * 40)])
     before = _tree(tmp_path)
-    done = trajbench(
-        "eval",
-        "swebench",
-        "--dataset",
-        str(dataset),
-        "--endpoint",
-        "http://127.0.0.1:9",
-        "--profile",
-        "kimi-k3",
-        "--instances",
-        "1",
-        "--runtime",
-        "local",
-        "--repos",
-        str(work / "repos"),
-        "--out",
-        str(work / "out"),
+    argv = ["eval", "swebench", "--dataset", str(dataset), "--endpoint", "http://127.0.0.1:9", "--profile", "kimi-k3"]
+    with pytest.raises(SystemExit) as ended:
+        cli.main(
+            [
+                *argv,
+                "--instances",
+                "1",
+                "--runtime",
+                "local",
+                "--repos",
+                str(work / "repos"),
+                "--out",
+                str(work / "out"),
+            ]
+        )
+    assert ended.value.code == 1
+    assert capsys.readouterr().err == (
+        f"Error: {dataset}: row 1: instance_id '../../escaped' is not a SWE-bench instance id (owner__repo-NUMBER, e.g. django__django-11099); it names folders of the run, so fix the dataset\n"
     )
-    assert done.code == 1 and "Traceback" not in done.err
-    assert done.error_lines == [
-        f"Error: {dataset}: row 1: instance_id '../../escaped' is not a SWE-bench instance id (owner__repo-NUMBER, e.g. django__django-11099); it names folders of the run, so fix the dataset"
-    ]
     assert _tree(tmp_path) == before

@@ -1,17 +1,17 @@
 """The docker runtime up to the point of needing an engine: the harness command it runs, and the
-clear, immediate error when no Docker engine is reachable (this machine has none)."""
+clear, immediate error when no Docker engine is reachable. The extra `trajbench[swebench]` (and
+docker-py, which it brings) is made present or absent per test (`fake_extra`), so every result is
+the same with or without it; only the check of the harness's own command line needs it."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
+import fake_extra
 import pytest
 from click.testing import CliRunner
-
-pytest.importorskip("minisweagent")
-pytest.importorskip("swebench")
-
 from toy import ScriptedEndpoint, instance, write_jsonl
 
 from cli import cli
@@ -39,6 +39,9 @@ def test_harness_accepts_the_command_line() -> None:
     """The harness's own parser knows every option we pass (its --help lists them)."""
     import subprocess
 
+    # the third-party harness itself (a bare "swebench" would find this test folder on sys.path)
+    pytest.importorskip("swebench.harness")
+
     done = subprocess.run(
         [sys.executable, "-m", "swebench.harness.run_evaluation", "--help"], capture_output=True, text=True, timeout=120
     )
@@ -58,8 +61,12 @@ def test_harness_accepts_the_command_line() -> None:
 
 def test_unreachable_engine_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MSWEA_DOCKER_EXECUTABLE", "true")  # a CLI that exists; the engine does not
-    monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:9")
-    with pytest.raises(SwebenchError, match=r"no Docker engine reachable .*start Docker .*--runtime local --repos DIR"):
+    fake_extra.unreachable_docker(monkeypatch, "Error while fetching server API version: Connection refused")
+    with pytest.raises(
+        SwebenchError,
+        match=r"no Docker engine reachable \(Error while fetching server API version: Connection refused\): "
+        r"the docker runtime .*start Docker .*--runtime local --repos DIR",
+    ):
         check_engine()
 
 
@@ -72,7 +79,9 @@ def test_missing_docker_cli_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) ->
 def test_default_runtime_is_docker_and_fails_before_any_request(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:9")
+    fake_extra.present(monkeypatch)  # the engine check comes before any use of the extra
+    monkeypatch.setenv("MSWEA_DOCKER_EXECUTABLE", "true")
+    fake_extra.unreachable_docker(monkeypatch, "Connection refused")
     dataset = write_jsonl(tmp_path / "v.jsonl", [instance("toy__calc-1", "fix", "0" * 40)])
     with ScriptedEndpoint() as endpoint:
         result = CliRunner().invoke(
@@ -94,12 +103,14 @@ def test_default_runtime_is_docker_and_fails_before_any_request(
         )
     assert result.exit_code != 0
     assert isinstance(result.exception, SwebenchError)
-    assert "Docker" in str(result.exception) and "--runtime local" in str(result.exception)
+    assert str(result.exception).startswith("no Docker engine reachable (Connection refused): the docker runtime")
     assert endpoint.requests == []
     assert not (tmp_path / "out").exists()
 
 
-def test_local_runtime_needs_repos(tmp_path: Path) -> None:
+@pytest.mark.parametrize("extra", [fake_extra.present, fake_extra.absent])
+def test_local_runtime_needs_repos(extra: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    extra(monkeypatch)  # the options are checked first, with or without the extra
     dataset = write_jsonl(tmp_path / "v.jsonl", [instance("toy__calc-1", "fix", "0" * 40)])
     result = CliRunner().invoke(
         cli,

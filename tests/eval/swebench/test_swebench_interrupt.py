@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("minisweagent")
-pytest.importorskip("swebench")
+pytest.importorskip("swebench.harness")  # not "swebench": this test folder is on sys.path under that name
 
 from toy import ScriptedEndpoint, instance, make_repo, write_jsonl
 

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 pytest.importorskip("minisweagent")
-pytest.importorskip("swebench")
+pytest.importorskip("swebench.harness")  # not "swebench": this test folder is on sys.path under that name
 
 from toy import ScriptedEndpoint, instance, make_repo, write_jsonl
 

@@ -1,0 +1,264 @@
+"""`replay run` / `replay sweep --config FILE`: a YAML or JSON file of options, or a finished run's
+run.json, which replays that run. The command line wins over the file; a bad file is one
+`Error:` line naming the file, the line and the key, and what to do.
+
+Most cases stop at the job the CLI hands its `RunConfig` to (what the options were parsed into);
+the round trip runs for real against the embedded simulator, twice."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+import cli
+import jobs
+import traces
+from replay import RunConfig, RunInfo
+from replay.sim import embedded_config
+
+RUN_KEYS = (
+    "api_key_env, concurrency, drain_timeout, endpoint, header, max_completion_tokens, max_event_mb, "
+    "max_header_kb, max_response_mb, model, no_delays, no_session_header, out, overwrite, profile, shards, "
+    "sim_args, skip_preflight, stop_at_window_end, tokenizer, trajectories, turn_timeout, workers"
+)
+
+
+class Captured(Exception):
+    def __init__(self, config: RunConfig, levels: Any = None) -> None:
+        self.config, self.levels = config, levels
+
+
+@pytest.fixture
+def captured(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The jobs stop with the config the command built (nothing is replayed)."""
+
+    async def run(config: RunConfig) -> Any:
+        raise Captured(config)
+
+    async def sweep(config: RunConfig, levels: Any, out: Any, echo: Any = None) -> Any:
+        raise Captured(config, levels)
+
+    monkeypatch.setattr(jobs, "scored_run", run)
+    monkeypatch.setattr(jobs, "scored_sweep", sweep)
+
+
+def config_of(argv: list[str]) -> Captured:
+    with pytest.raises(Captured) as caught:
+        cli.cli.main(args=argv, prog_name="trajbench", standalone_mode=False)
+    return caught.value
+
+
+def write(path: Path, values: dict[str, Any]) -> Path:
+    """The options as YAML or JSON, by the file's suffix."""
+    path.write_text(json.dumps(values) if path.suffix == ".json" else yaml.safe_dump(values), encoding="utf-8")
+    return path
+
+
+def error_of(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as ended:
+        cli.main(argv)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return int(ended.value.code or 0), err
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_the_file_sets_options_and_the_command_line_wins(
+    suffix: str, tmp_path: Path, sample_shards: Path, captured: None
+) -> None:
+    cfg = write(
+        tmp_path / f"opts{suffix}",
+        {
+            "shards": str(sample_shards),
+            "concurrency": 3,
+            "turn_timeout": 45,
+            "no_delays": True,
+            "header": ["X-Team"],
+            "profile": "qwen3.6-35b-a3b",
+            "sim_args": "--seed 7",
+        },
+    )
+    from_file = config_of(["replay", "run", "--config", str(cfg)]).config
+    assert (from_file.shards, from_file.concurrency, from_file.turn_timeout) == (str(sample_shards), 3, 45.0)
+    assert (from_file.inject_delays, from_file.headers, from_file.profile) == (False, ("X-Team",), "qwen3.6-35b-a3b")
+    assert from_file.sim == embedded_config(str(sample_shards.resolve()), ["--seed", "7"])
+
+    argv = ["replay", "run", "--config", str(cfg), "-c", "5", "--turn-timeout", "9", "--profile", "kimi-k3"]
+    overridden = config_of([*argv, "--no-session-header", "--sim-args", "--seed 8"]).config
+    assert (overridden.concurrency, overridden.turn_timeout, overridden.profile) == (5, 9.0, "kimi-k3")
+    assert overridden.headers == ()  # --no-session-header beats the file's header, not an error
+    assert overridden.sim is not None and overridden.sim.seed == 8
+    assert overridden.inject_delays is False  # what the command line does not say, the file still does
+
+
+def test_a_sweep_takes_its_concurrencies_from_the_file_unless_told(
+    tmp_path: Path, sample_shards: Path, captured: None
+) -> None:
+    cfg = write(tmp_path / "sweep.yaml", {"shards": str(sample_shards), "concurrency": [1, 2, 4], "workers": 1})
+    assert config_of(["replay", "sweep", "--config", str(cfg), "--out", str(tmp_path / "s")]).levels == [1, 2, 4]
+    regions = config_of(["replay", "sweep", "--config", str(cfg), "--regions", "--max-concurrency", "8", "--out", "x"])
+    assert regions.levels[0] == 1 and regions.levels[-1] == 8  # --regions beats the file's list
+
+
+def test_an_unknown_key_lists_the_valid_ones(
+    tmp_path: Path, sample_shards: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = tmp_path / "opts.yaml"
+    cfg.write_text(f"shards: {sample_shards}\nconcurrency: 2\nturn-timeout: 30\n", encoding="utf-8")
+    code, err = error_of(["replay", "run", "--config", str(cfg)], capsys)
+    assert code == 1
+    assert err.splitlines() == [
+        f"Error: {cfg}:3: unknown key 'turn-timeout' (did you mean turn_timeout?); valid keys: {RUN_KEYS}"
+    ]
+    code, err = error_of(["replay", "sweep", "--config", str(cfg), "--out", str(tmp_path / "s")], capsys)
+    assert code == 1 and "max_concurrency" in err and "regions" in err  # each command lists its own
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line", "message"),
+    [
+        ("o.yaml", "concurrency: 2\nturn_timeout: soon\n", 2, 'turn_timeout: expected a number, found "soon"'),
+        ("o.yaml", "concurrency: true\n", 1, "concurrency: expected an integer, found true"),
+        ("o.yaml", "no_delays: 1\n", 1, "no_delays: expected true or false, found 1"),
+        ("o.json", '{\n  "concurrency": "8"\n}', 2, 'concurrency: expected an integer, found "8"'),
+        (
+            "o.json",
+            '{"profile": "gpt-9"}',
+            1,
+            "profile: 'gpt-9' is not one of 'kimi-k2.6', 'kimi-k3', 'qwen3.6-35b-a3b'",
+        ),
+        ("o.json", '{"workers": 0}', 1, "workers: 0 is not in the range x>=1"),
+    ],
+)
+def test_a_value_of_the_wrong_type_names_the_file_and_the_key(
+    name: str, text: str, line: int, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = tmp_path / name
+    cfg.write_text(text, encoding="utf-8")
+    code, err = error_of(["replay", "run", "--config", str(cfg)], capsys)
+    assert code == 1
+    assert err.startswith(f"Error: {cfg}:{line}: {message}") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("- 1\n- 2\n", "expected a mapping of option names to values (e.g. `concurrency: 8`), found a list"),
+        ("concurrency: [\n", "not valid YAML"),
+        ("concurrency: 2\nconcurrency: 3\n", "the key 'concurrency' is given twice (first on line 1); keep one"),
+        ("shards: /nowhere/at/all\n", "shards: no folder /nowhere/at/all; build the shards there"),
+    ],
+)
+def test_a_malformed_file_is_one_error_line(
+    text: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = tmp_path / "o.yml"
+    cfg.write_text(text, encoding="utf-8")
+    code, err = error_of(["replay", "run", "--config", str(cfg)], capsys)
+    assert code == 1 and err.startswith(f"Error: {cfg}") and message in err and err.count("\n") == 1
+
+
+def test_an_api_key_in_the_file_is_refused_and_never_echoed(
+    tmp_path: Path, sample_shards: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = tmp_path / "o.yaml"
+    cfg.write_text(f"shards: {sample_shards}\napi_key: sk-do-not-print-me\n", encoding="utf-8")
+    code, err = error_of(["replay", "run", "--config", str(cfg)], capsys)
+    assert code == 1 and "sk-do-not-print-me" not in err
+    assert err.startswith(f"Error: {cfg}:2: 'api_key': an API key is never read from a file")
+    assert "api_key_env" in err
+
+
+def _option_fields(info: RunInfo) -> dict[str, Any]:
+    """The fields of run.json that the options decide (the rest are facts of the run)."""
+    data = info.to_json()
+    keep = (
+        "shards", "dataset", "profile", "request_params", "model", "target", "target_evidence", "concurrency",
+        "num_trajectories", "inject_delays", "stop_at_window_end", "turn_timeout", "drain_timeout", "headers",
+        "workers", "tokenizer", "limits", "max_completion_tokens", "skip_preflight", "api_key_env", "simulator",
+    )  # fmt: skip
+    return {k: data[k] for k in keep}
+
+
+def test_a_run_replayed_from_its_run_json_has_the_same_options(
+    tmp_path: Path, sample_shards: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("TRAJBENCH_TEST_KEY", "sk-never-written")
+    first = tmp_path / "first"
+    argv = [
+        "replay", "run", str(sample_shards), "-c", "3", "--trajectories", "20", "--no-delays", "--stop-at-window-end",
+        "--turn-timeout", "77", "--drain-timeout", "3", "--header", "X-A", "--header", "X-B", "--skip-preflight",
+        "--max-completion-tokens", "4000", "--max-response-mb", "32", "--max-event-mb", "4", "--max-header-kb", "32",
+        "--api-key-env", "TRAJBENCH_TEST_KEY", "--sim-args", "--seed 3 --replicas 2", "--out", str(first),
+    ]  # fmt: skip
+    cli.main(argv)
+    out = capsys.readouterr().out
+    assert out.startswith(
+        "target: embedded simulator — oracle answers from the shards, step model 64× faster, 2 replicas (affinity "
+        "router); pass --endpoint to measure a server, --sim-args to change it\n"
+    )
+    assert "PASS: kimi-k3 needs" in out  # oracle answers: the inline gate passes
+    was = RunInfo.read(first)
+    # every option differs from its default, so a mapping that drops one fails below
+    assert (was.concurrency, was.num_trajectories, was.inject_delays, was.stop_at_window_end) == (3, 20, False, True)
+    assert (was.turn_timeout, was.drain_timeout, was.headers, was.skip_preflight) == (77.0, 3.0, ["X-A", "X-B"], True)
+    assert (was.max_completion_tokens, was.api_key_env, was.limits.max_event_bytes) == (
+        4000,
+        "TRAJBENCH_TEST_KEY",
+        4 << 20,
+    )
+    assert was.simulator is not None and (was.simulator.seed, was.simulator.replicas) == (3, 2)
+    assert was.simulator.oracle_repeats == 5  # 20 instances of 4 trajectories: every repeat is answered
+    assert was.api_key_given and "sk-never-written" not in (first / "run.json").read_text()
+
+    again = tmp_path / "again"
+    cli.main(["replay", "run", "--config", str(first / "run.json"), "--out", str(again)])
+    capsys.readouterr()
+    now = RunInfo.read(again)
+    assert _option_fields(now) == _option_fields(was)
+    assert now.started_at >= was.started_at and now.endpoint != "" and now.target == "simulated"
+
+
+def test_a_run_json_whose_shards_changed_is_refused(
+    tmp_path: Path, sample_shards: Path, capsys: pytest.CaptureFixture[str], captured: None
+) -> None:
+    shards = tmp_path / "shards"
+    traces.build_shards([str(traces_sample())], shards, traces.BuildOptions(name="sample"))
+    info = _fake_run_json(tmp_path / "run", shards)
+    rebuilt = traces.build_shards(
+        [str(traces_sample())], shards, traces.BuildOptions(name="sample", salt="strong", seed=1), overwrite=True
+    )
+    assert rebuilt.manifest.content_hash != info.dataset.content_hash
+    code, err = error_of(["replay", "run", "--config", str(tmp_path / "run" / "run.json")], capsys)
+    assert code == 1
+    assert err.startswith(f"Error: {tmp_path / 'run' / 'run.json'}: the run replayed content hash ")
+    assert "would not be the same run; rebuild the shards" in err and err.count("\n") == 1
+    # named on the command line, other shards are the user's choice: a note, and the run starts
+    named = config_of(["replay", "run", str(shards), "--config", str(tmp_path / "run" / "run.json")])
+    assert named.config.shards == str(shards) and named.config.concurrency == 2
+    assert "these are the run's options over other rows, not the same run" in capsys.readouterr().err
+    # a folder holding the same rows is the same dataset: no note
+    config_of(["replay", "run", str(sample_shards), "--config", str(tmp_path / "run" / "run.json")])
+    assert capsys.readouterr().err == ""
+
+
+def traces_sample() -> Path:
+    return Path(traces.__file__).parent / "data" / "sample.jsonl"
+
+
+def _fake_run_json(run_dir: Path, shards: Path) -> RunInfo:
+    """A run.json as `replay run` writes it, without running (its facts do not matter here)."""
+    from replay.run import run_info
+
+    config = RunConfig(shards=str(shards), concurrency=2, sim=embedded_config(str(shards.resolve())))
+    s = traces.Shards(shards)
+    run_dir.mkdir()
+    info = run_info(
+        config, s, traces.get_profile("kimi-k3"), "http://127.0.0.1:1", "simulated", 4, simulator=config.sim
+    )
+    info.write(run_dir)
+    return info
