@@ -60,9 +60,25 @@ FORMAT_OPTION = click.option(
 )
 
 
+INPUTS_HELP = """
+    \b
+    Each of SOURCES is a file (JSON Lines or JSON, plain or .zst; Parquet or Arrow, one record
+    per row), a folder (a Hugging Face dataset saved with save_to_disk, a downloaded dataset
+    repository: its data/ files, else every data file in it), or hf:ORG/NAME[@REVISION], a
+    dataset in the local Hugging Face cache (HF_HUB_CACHE, HF_HOME); nothing is downloaded.
+    What --format reads from each: docs/dataset-format.md ("Inputs").
+"""
+
+
+def _inputs_help(f: F) -> F:
+    f.__doc__ = (f.__doc__ or "").rstrip() + "\n" + INPUTS_HELP
+    return f
+
+
 @traces_group.command("validate")
-@click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("sources", nargs=-1, required=True, type=click.Path())
 @FORMAT_OPTION
+@_inputs_help
 def traces_validate(sources: tuple[str, ...], fmt: str) -> None:
     """Check SOURCES against the dataset rules (docs/dataset-format.md) and list every violation."""
     n_traj, n_turns, errors = traces.validate_sources(sources, fmt)
@@ -74,7 +90,7 @@ def traces_validate(sources: tuple[str, ...], fmt: str) -> None:
 
 
 @traces_group.command("build")
-@click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("sources", nargs=-1, required=True, type=click.Path())
 @FORMAT_OPTION
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Shard folder to create.")
 @click.option("--name", default=None, help="Dataset name (shard file stem); default: the folder name.")
@@ -100,6 +116,7 @@ def traces_validate(sources: tuple[str, ...], fmt: str) -> None:
 )
 @click.option("--tokenizer", default=None, help="Fill token columns: NAME or NAME:PATH (see `trajbench tokenizers`).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out folder (atomically).")
+@_inputs_help
 def traces_build(
     sources: tuple[str, ...],
     fmt: str,

@@ -7,7 +7,7 @@ conversation, so one call can list every error of a file.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ..model import Trajectory
@@ -15,15 +15,21 @@ from ..validate import ErrorSink
 from . import atif, mini_swe_agent, mlperf_jsonl, openai_messages, snapshots, workflow
 
 Reader = Callable[[str, ErrorSink], Iterator[Trajectory]]
+FilesReader = Callable[[Sequence[str], ErrorSink], Iterator[Trajectory]]
 Writer = Callable[[Iterable[Trajectory], str], int]
 
 
 @dataclass(frozen=True)
 class Format:
+    """A format's name, what it is, its reader and writer. `read_files`, when a format has one,
+    reads the files of one input as one sequence of records: a format whose conversations span
+    several records (one per message) needs it for tables saved in shards."""
+
     name: str
     description: str
     read: Reader
     write: Writer | None = None
+    read_files: FilesReader | None = None
 
 
 FORMATS: dict[str, Format] = {
@@ -32,6 +38,7 @@ FORMATS: dict[str, Format] = {
         "official flat rows, one message per line (.jsonl or .jsonl.zst)",
         mlperf_jsonl.read,
         mlperf_jsonl.write,
+        mlperf_jsonl.read_files,
     ),
     "snapshots": Format(
         "snapshots",

@@ -2,7 +2,8 @@
 
 A line is `{"messages": [...], "tools": [...]}` with OpenAI chat messages; the id is the line's
 `conversation_id` (else `id`, else `<file stem>-L<line>`). A `.json` file may instead hold one such
-object or an array of them.
+object or an array of them, and a Parquet or Arrow table one per row (a `messages` column of
+message structs or JSON text, `tools` likewise; `traces.tabular`).
 
 `convert_messages` is the one mapping from OpenAI messages to official flat rows (SPEC §2) that the
 message-based formats (snapshots, workflow, mini-swe-agent) share:
@@ -32,8 +33,9 @@ from typing import Any
 import orjson
 
 from ..errors import TraceFormatError
-from ..io import iter_json_objects, read_bytes
+from ..io import read_bytes
 from ..model import Trajectory, content_text
+from ..records import is_table, iter_objects
 from ..validate import ErrorSink, FlatRow, build_trajectory
 
 #: Message keys copied onto flat rows; everything else in a message is dropped.
@@ -56,7 +58,12 @@ def is_json_document(path: str) -> bool:
 
 
 def iter_records(path: str, sink: ErrorSink) -> Iterator[Record]:
-    """(line or None, JSON path prefix, object) of every record of a `.json` or JSONL file."""
+    """(line or None, JSON path prefix, object) of every record of a `.json` or JSONL file, or
+    (row, "", object) of every row of a Parquet or Arrow table (`traces.tabular`)."""
+    if is_table(path):
+        for row, obj in iter_objects(path, sink):
+            yield row, "", obj
+        return
     if is_json_document(path):
         try:
             raw = read_bytes(path)
@@ -90,14 +97,14 @@ def iter_records(path: str, sink: ErrorSink) -> Iterator[Record]:
                 )
             )
         return
-    for lineno, obj in iter_json_objects(path, sink):
+    for lineno, obj in iter_objects(path, sink):
         yield lineno, "", obj
 
 
 def file_stem(path: str) -> str:
     """`a/b/django__django-1.traj.json.zst` → `django__django-1`."""
     name = Path(path).name
-    for suffix in (".zst", ".jsonl", ".json", ".traj"):
+    for suffix in (".zst", ".jsonl", ".json", ".parquet", ".arrow", ".traj"):
         if name.lower().endswith(suffix):
             name = name[: -len(suffix)]
     return name
