@@ -50,6 +50,10 @@ def traces_group() -> None:
     """Convert, validate, build, inspect and analyse agent trace datasets."""
 
 
+#: Any path: `traces.Shards` says what it is when it is not a shard folder (a trace file or a
+#: dataset folder is to be built first, and the message gives the command).
+SHARDS_ARGUMENT = click.argument("shards_dir", type=click.Path())
+
 FORMAT_OPTION = click.option(
     "--format",
     "fmt",
@@ -179,7 +183,7 @@ def _load_counter(spec: str | None) -> Any:
 
 
 @traces_group.command("verify")
-@click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
+@SHARDS_ARGUMENT
 @click.option(
     "--files-only",
     is_flag=True,
@@ -195,7 +199,7 @@ def traces_verify(shards_dir: str, files_only: bool) -> None:
 
 
 @traces_group.command("show")
-@click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
+@SHARDS_ARGUMENT
 @click.option("--trajectory", "trajectory_id", required=True, help="Source conversation id.")
 @click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1))
 @click.option(
@@ -212,7 +216,7 @@ def traces_show(shards_dir: str, trajectory_id: str, repeat: int, turn: int, pro
 
 
 @traces_group.command("export")
-@click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
+@SHARDS_ARGUMENT
 @click.option("--format", "fmt", type=click.Choice(["mlperf-jsonl"]), default="mlperf-jsonl", show_default=True)
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Output file (.jsonl or .jsonl.zst).")
 @click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1))
@@ -260,7 +264,7 @@ def _sizes(value: str | None) -> tuple[int, ...]:
 
 
 @traces_group.command("stats")
-@click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
+@SHARDS_ARGUMENT
 @click.option(
     "--tokenizer",
     default=None,
@@ -317,7 +321,7 @@ def traces_stats(
 
 
 @traces_group.command("card")
-@click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
+@SHARDS_ARGUMENT
 @click.option(
     "--out",
     required=True,
@@ -449,7 +453,7 @@ _RUN_OPTION_NAMES = tuple(f.name for f in fields(RunOptions))
 def run_options(f: F) -> F:
     """Add the shared options to a command and hand it one `RunOptions` (as `opts`)."""
     options = [
-        click.argument("shards_dir", type=click.Path(exists=True, file_okay=False)),
+        SHARDS_ARGUMENT,
         click.option(
             "--endpoint",
             default=None,

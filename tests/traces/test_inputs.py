@@ -12,6 +12,7 @@ import json
 import shutil
 import socket
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,10 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
+import cli
 import traces
 import traces.tabular
-from traces import BuildOptions, TraceError, build_shards, validate_sources
+from traces import BuildOptions, ShardError, TraceError, build_shards, validate_sources
 from traces.inputs import expand_inputs
 
 SAMPLE = Path(__file__).resolve().parents[2] / "traces" / "data" / "sample.jsonl"
@@ -286,3 +288,61 @@ def test_the_parquet_that_used_to_be_bad_utf8(tmp_path: Path) -> None:
     _, _, errors = validate_sources([str(src)], "workflow")
     assert errors and all("UTF-8" not in str(e) for e in errors)
     assert str(errors[0]).startswith(f"{src}:1 (conversation_id): conversation_id must look like sim_NNN")
+
+
+# ---------------------------------------------------------------- shard commands given an input
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    try:
+        cli.main(argv)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    return code, capsys.readouterr().err
+
+
+SHARD_COMMANDS = {
+    "replay run": ["replay", "run", "{x}"],
+    "replay sweep": ["replay", "sweep", "{x}", "-c", "1", "--out", "{tmp}/sweep"],
+    "traces stats": ["traces", "stats", "{x}"],
+    "traces card": ["traces", "card", "{x}", "--out", "{tmp}/card.md"],
+    "traces verify": ["traces", "verify", "{x}"],
+    "traces show": ["traces", "show", "{x}", "--trajectory", "sim_001", "--turn", "1"],
+    "traces export": ["traces", "export", "{x}", "--out", "{tmp}/e.jsonl"],
+}
+
+
+def _inputs(saved: Path, tmp: Path) -> Iterator[tuple[str, str]]:
+    parquet = tmp / "flat.parquet"
+    pq.write_table(pa.Table.from_pylist(_rows()), parquet)
+    yield str(SAMPLE), "is a trace file, not a shard folder"
+    yield str(parquet), "is a trace file, not a shard folder"
+    yield str(saved / "dataset"), "is a Hugging Face dataset saved with save_to_disk, not a shard folder"
+    yield str(saved / "repo"), "is a folder of trace files, not a shard folder"
+    yield "hf:acme/agent-traces", "is a Hub dataset, not a shard folder"
+
+
+@pytest.mark.parametrize("command", sorted(SHARD_COMMANDS))
+def test_shard_commands_given_a_trace_input_say_how_to_build_it(
+    command: str, saved: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for x, what in _inputs(saved, tmp_path):
+        argv = [a.format(x=x, tmp=tmp_path) for a in SHARD_COMMANDS[command]]
+        code, err = _run(argv, capsys)
+        assert code == 1, err
+        assert err == f"Error: {x} {what}; build it first: trajbench traces build {x} --out shards/\n"
+    assert not (tmp_path / "sweep").exists() and not (tmp_path / "e.jsonl").exists()
+
+
+def test_other_paths_given_as_shards(sample_shards: Path, tmp_path: Path) -> None:
+    part = next(sample_shards.glob("*.parquet"))
+    cases = {
+        str(part): f"{part} is a file of a shard folder; pass the folder that holds it: {sample_shards}",
+        str(
+            tmp_path / "nope"
+        ): f"{tmp_path / 'nope'}: no such folder; pass a folder written by `trajbench traces build`",
+        str(tmp_path): f"{tmp_path}: no manifest.json here; pass a folder written by `trajbench traces build`",
+    }
+    for path, message in cases.items():
+        with pytest.raises(ShardError) as exc:
+            traces.Shards(path)
+        assert str(exc.value) == message
