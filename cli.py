@@ -217,13 +217,37 @@ def traces_show(shards_dir: str, trajectory_id: str, repeat: int, turn: int, pro
 
 @traces_group.command("export")
 @SHARDS_ARGUMENT
-@click.option("--format", "fmt", type=click.Choice(["mlperf-jsonl"]), default="mlperf-jsonl", show_default=True)
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Output file (.jsonl or .jsonl.zst).")
-@click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(sorted(traces.FORMATS)),
+    default="mlperf-jsonl",
+    show_default=True,
+    help="Format to write: mlperf-jsonl, openai-messages or workflow (the others are read only).",
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Output file: *.jsonl or *.jsonl.zst (every format is written as JSON Lines).",
+)
+@click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1), help="Which repeat to write.")
 def traces_export(shards_dir: str, fmt: str, out: str, repeat: int) -> None:
-    """Write built shards back out as official flat rows."""
-    n = traces.export_jsonl(shards_dir, out, repeat=repeat)
-    click.echo(f"wrote {n} rows to {out}")
+    """Write built shards back out as trace data in --format (docs/dataset-format.md, "Export").
+
+    The output is complete or absent (written beside, then renamed). A format that cannot hold
+    a field (generation parameters, extra fields, a tool list that changes mid-conversation;
+    workflow: delays on assistant rows) writes without it and warns with a count per field;
+    a rebuild from a lossless export gives the same content hash."""
+    res = traces.export_shards(shards_dir, out, fmt=fmt, repeat=repeat)
+    if res.dropped:
+        click.echo(
+            f"Warning: the {fmt} format cannot hold every field of these shards; dropped: {res.dropped_text()} "
+            '(docs/dataset-format.md, "Export")',
+            err=True,
+        )
+    unit = "rows" if fmt == "mlperf-jsonl" else "records"
+    click.echo(f"wrote {res.records:,} {unit} ({res.conversations:,} conversations, {fmt}) to {out}")
 
 
 @traces_group.command("synth")

@@ -15,7 +15,7 @@ from .canonical import MessagesHasher, canonical_json, content_line, messages_sh
 from .contract import ContractError, JsonFile, from_json, to_json
 from .distribution import PERCENTILES, Distribution, distribution, pct_key, percentiles
 from .errors import ShardError, TraceError, TraceFormatError, TraceValidationErrors
-from .export import export_jsonl
+from .export import ExportResult, export_jsonl, export_shards
 from .formats import FORMATS, Format
 from .io import iter_json_objects, iter_lines
 from .layout import MANIFEST, STATS_FILE
@@ -57,6 +57,7 @@ __all__ = [
     "BuildResult",
     "ContractError",
     "Distribution",
+    "ExportResult",
     "Format",
     "Instance",
     "InstanceEntry",
@@ -86,6 +87,7 @@ __all__ = [
     "distribution",
     "domain_of",
     "export_jsonl",
+    "export_shards",
     "from_json",
     "get_profile",
     "iter_json_objects",

@@ -126,6 +126,16 @@ def trajectory_to_flat(traj: Trajectory) -> list[dict[str, Any]]:
     return [row_to_flat(traj.id, row, with_context=True) for row in traj.rows]
 
 
+def to_records(traj: Trajectory) -> list[dict[str, Any]]:
+    return trajectory_to_flat(traj)
+
+
+def from_records(records: list[dict[str, Any]], path: str, sink: ErrorSink) -> Trajectory | None:
+    """What `read` makes of written rows (`traces export` compares it with what was written)."""
+    cid = records[0].get("conversation_id") if records else None
+    return build_trajectory(path, cid, [FlatRow(r) for r in records], sink) if isinstance(cid, str) else None
+
+
 def write(trajectories: Iterable[Trajectory], path: str) -> int:
     """Write trajectories as flat rows (plain or `.zst`); returns the number of rows written."""
     n = 0
