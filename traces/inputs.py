@@ -74,10 +74,11 @@ def _dataset_dict_files(folder: Path) -> list[Path]:
 
 
 def _data_files(folder: Path) -> list[Path]:
-    """Data files below `folder` in path order, hidden folders and metadata left out."""
+    """Data files below `folder` in path order; hidden folders, metadata and shard folders (an
+    `--out` inside the input folder) left out."""
     found = []
     for root, dirs, names in os.walk(folder, followlinks=True):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (Path(root) / d / _SHARD_MARK).is_file())
         for name in names:
             path = Path(root) / name
             if not name.startswith(".") and is_data_file(path):

@@ -96,7 +96,7 @@ def _batches(path: Path, kind: Kind, *, rows: bool = True) -> Iterator[pa.Record
         with pq.ParquetFile(path) as pf:
             _refuse_shard(path, pf.schema_arrow.names)
             if rows:
-                yield from pf.iter_batches(batch_size=BATCH_ROWS)
+                yield from pf.iter_batches(batch_size=BATCH_ROWS, use_threads=False)
         return
     with pa.memory_map(str(path)) as source:
         if kind == "arrow-file":

@@ -197,6 +197,12 @@ def test_a_folder_of_jsonl_files_is_read_in_path_order(tmp_path: Path, reference
     (folder / ".cache" / "x.jsonl").write_text("not read\n")
     (folder / "dataset_info.json").write_text("{}")
     assert _hash(folder, tmp_path) == reference
+    # shards built into the input folder are not read as input the next time
+    build_shards([str(folder)], folder / "shards", BuildOptions(name="d"))
+    assert (
+        build_shards([str(folder)], folder / "shards", BuildOptions(name="d"), overwrite=True).manifest.content_hash
+        == reference
+    )
 
 
 def _hub_cache(root: Path, saved: Path, repo: str = "acme/agent-traces") -> Path:
