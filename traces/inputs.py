@@ -77,7 +77,7 @@ def _data_files(folder: Path) -> list[Path]:
     """Data files below `folder` in path order; hidden folders, metadata and shard folders (an
     `--out` inside the input folder) left out."""
     found = []
-    for root, dirs, names in os.walk(folder, followlinks=True):
+    for root, dirs, names in os.walk(folder):  # linked files are read, linked folders not (no loops)
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (Path(root) / d / _SHARD_MARK).is_file())
         for name in names:
             path = Path(root) / name
