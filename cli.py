@@ -52,6 +52,10 @@ def traces_group() -> None:
     """Convert, validate, build, inspect and analyse agent trace datasets."""
 
 
+#: Any path: `traces.Shards` says what it is when it is not a shard folder (a trace file or a
+#: dataset folder is to be built first, and the message gives the command).
+SHARDS_ARGUMENT = click.argument("shards_dir", type=click.Path())
+
 FORMAT_OPTION = click.option(
     "--format",
     "fmt",
@@ -72,9 +76,25 @@ PROGRESS_OPTION = click.option(
 )
 
 
+INPUTS_HELP = """
+    \b
+    Each of SOURCES is a file (JSON Lines or JSON, plain or .zst; Parquet or Arrow, one record
+    per row), a folder (a Hugging Face dataset saved with save_to_disk, a downloaded dataset
+    repository: its data/ files, else every data file in it), or hf:ORG/NAME[@REVISION], a
+    dataset in the local Hugging Face cache (HF_HUB_CACHE, HF_HOME); nothing is downloaded.
+    What --format reads from each: docs/dataset-format.md ("Inputs").
+"""
+
+
+def _inputs_help(f: F) -> F:
+    f.__doc__ = (f.__doc__ or "").rstrip() + "\n" + INPUTS_HELP
+    return f
+
+
 @traces_group.command("validate")
-@click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("sources", nargs=-1, required=True, type=click.Path())
 @FORMAT_OPTION
+@_inputs_help
 @PROGRESS_OPTION
 def traces_validate(sources: tuple[str, ...], fmt: str, progress: str) -> None:
     """Check SOURCES against the dataset rules (docs/dataset-format.md) and list the violations
@@ -91,7 +111,7 @@ def traces_validate(sources: tuple[str, ...], fmt: str, progress: str) -> None:
 
 
 @traces_group.command("build")
-@click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("sources", nargs=-1, required=True, type=click.Path())
 @FORMAT_OPTION
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Shard folder to create.")
 @click.option("--name", default=None, help="Dataset name (shard file stem); default: the folder name.")
@@ -118,6 +138,7 @@ def traces_validate(sources: tuple[str, ...], fmt: str, progress: str) -> None:
 @click.option("--tokenizer", default=None, help="Fill token columns: NAME or NAME:PATH (see `trajbench tokenizers`).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out folder (atomically).")
 @PROGRESS_OPTION
+@_inputs_help
 def traces_build(
     sources: tuple[str, ...],
     fmt: str,
@@ -168,7 +189,7 @@ def _load_counter(spec: str | None) -> Any:
 
 
 @traces_group.command("verify")
-@click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
+@SHARDS_ARGUMENT
 @click.option(
     "--files-only",
     is_flag=True,
@@ -184,7 +205,7 @@ def traces_verify(shards_dir: str, files_only: bool) -> None:
 
 
 @traces_group.command("show")
-@click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
+@SHARDS_ARGUMENT
 @click.option("--trajectory", "trajectory_id", required=True, help="Source conversation id.")
 @click.option(
     "--repeat",
@@ -217,16 +238,21 @@ def traces_show(
 
 
 @traces_group.command("export")
-@click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
+@SHARDS_ARGUMENT
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["mlperf-jsonl"]),
+    type=click.Choice(sorted(traces.FORMATS)),
     default="mlperf-jsonl",
     show_default=True,
-    help="Output format: the official flat rows (docs/dataset-format.md).",
+    help="Format to write: mlperf-jsonl, openai-messages or workflow (the others are read only).",
 )
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Output file (.jsonl or .jsonl.zst).")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Output file: *.jsonl or *.jsonl.zst (every format is written as JSON Lines).",
+)
 @click.option(
     "--repeat",
     default=1,
@@ -235,9 +261,21 @@ def traces_show(
     help="Which pass over the dataset to write (1 = the first; later repeats are salted apart).",
 )
 def traces_export(shards_dir: str, fmt: str, out: str, repeat: int) -> None:
-    """Write built shards back out as official flat rows."""
-    n = traces.export_jsonl(shards_dir, out, repeat=repeat)
-    click.echo(f"wrote {n} rows to {out}")
+    """Write built shards back out as trace data in --format (docs/dataset-format.md, "Export").
+
+    The output is complete or absent (written beside, then renamed). A format that cannot hold
+    a field (generation parameters, extra fields, a tool list that changes mid-conversation;
+    workflow: delays on assistant rows) writes without it and warns with a count per field;
+    a rebuild from a lossless export gives the same content hash."""
+    res = traces.export_shards(shards_dir, out, fmt=fmt, repeat=repeat)
+    if res.dropped:
+        click.echo(
+            f"Warning: the {fmt} format cannot hold every field of these shards; dropped: {res.dropped_text()} "
+            '(docs/dataset-format.md, "Export")',
+            err=True,
+        )
+    unit = "rows" if fmt == "mlperf-jsonl" else "records"
+    click.echo(f"wrote {res.records:,} {unit} ({res.conversations:,} conversations, {fmt}) to {out}")
 
 
 @traces_group.command("synth")
@@ -273,7 +311,7 @@ def _sizes(value: str | None) -> tuple[int, ...]:
 
 
 @traces_group.command("stats")
-@click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
+@SHARDS_ARGUMENT
 @click.option(
     "--tokenizer",
     default=None,
@@ -327,7 +365,7 @@ def traces_stats(
 
 
 @traces_group.command("card")
-@click.argument("shards_dir", type=click.Path(exists=True, file_okay=False))
+@SHARDS_ARGUMENT
 @click.option(
     "--out",
     required=True,
@@ -605,7 +643,7 @@ CONFIG_HELP = (
 def run_options(f: F) -> F:
     """Add the shared options to a command and hand it one `RunOptions` (as `opts`)."""
     options = [
-        click.argument("shards_dir", required=False, type=click.Path(exists=True, file_okay=False)),
+        click.argument("shards_dir", required=False, type=click.Path()),
         click.option(
             "--config",
             type=click.Path(exists=True, dir_okay=False),

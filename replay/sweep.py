@@ -107,6 +107,7 @@ async def run_sweep(
 
     folder = Path(out)
     _check_folder(folder)
+    traces.Shards(base.shards)  # not shards (a trace file given by mistake): say so before making the folder
     make_dir(folder, error=ReplayError)
     # through JSON, so a resumed sweep compares like with like (tuples come back as lists)
     base_json = json.loads(

@@ -15,7 +15,7 @@ from .canonical import MessagesHasher, canonical_json, content_line, messages_sh
 from .contract import ContractError, JsonFile, from_json, to_json
 from .distribution import PERCENTILES, Distribution, distribution, pct_key, percentiles
 from .errors import ShardError, TraceError, TraceFormatError, TraceValidationErrors, error_count, error_lines
-from .export import export_jsonl
+from .export import ExportResult, export_jsonl, export_shards
 from .formats import FORMATS, Format
 from .io import iter_json_objects, iter_lines
 from .layout import MANIFEST, STATS_FILE
@@ -62,6 +62,7 @@ __all__ = [
     "BuildResult",
     "ContractError",
     "Distribution",
+    "ExportResult",
     "Format",
     "Instance",
     "InstanceEntry",
@@ -94,6 +95,7 @@ __all__ = [
     "error_count",
     "error_lines",
     "export_jsonl",
+    "export_shards",
     "format_size",
     "from_json",
     "get_profile",

@@ -24,6 +24,8 @@ from .canonical import content_line, sha256_file
 from .errors import TraceError
 from .formats import FORMATS
 from .formats.mlperf_jsonl import row_to_flat
+from .hubcache import PREFIX as HUB_PREFIX
+from .inputs import expand_inputs
 from .layout import shard_file
 from .manifest import (
     FORMAT_VERSION,
@@ -316,7 +318,8 @@ def build_shards(
     overwrite: bool = False,
     progress: Progress | None = None,
 ) -> BuildResult:
-    """Build shards for `sources` into `out`; nothing is left at `out` if anything fails.
+    """Build shards for `sources` (files, folders, `hf:org/name`: `traces.inputs`) into `out`;
+    nothing is left at `out` if anything fails.
 
     `overwrite` replaces an existing `out` only if it is a shard folder (or empty) holding none
     of the sources (`outdir.check_replaceable`). `progress` counts the client turns built; their
@@ -325,10 +328,11 @@ def build_shards(
     out_path = Path(out)
     if not sources:
         raise TraceError("no source files given")
+    files = expand_inputs(sources)  # folders and hf: ids become files (traces.inputs)
     if out_path.exists() or out_path.is_symlink():
         if not overwrite:
             raise TraceError(f"{out_path}: already exists; choose another --out or pass --overwrite")
-        check_replaceable(out_path, sources)
+        check_replaceable(out_path, [*files, *(s for s in sources if not str(s).startswith(HUB_PREFIX))])
     sweep_stale(out_path)
     tmp = temp_sibling(out_path, "building")
     try:
@@ -337,7 +341,7 @@ def build_shards(
     except OSError as exc:  # a read-only file system, /proc, no permission
         raise unwritable(out_path, exc) from None
     try:
-        manifest = _build_into(tmp, sources, opts, counter, progress)
+        manifest = _build_into(tmp, sources, files, opts, counter, progress)
         manifest.write(tmp)
         replace_dir(tmp, out_path)
     except BaseException:
@@ -347,7 +351,12 @@ def build_shards(
 
 
 def _build_into(
-    tmp: Path, sources: Sequence[str], opts: BuildOptions, counter: TokenCounter | None, progress: Progress | None
+    tmp: Path,
+    sources: Sequence[str],
+    files: Sequence[str],
+    opts: BuildOptions,
+    counter: TokenCounter | None,
+    progress: Progress | None,
 ) -> Manifest:
     writer = _ShardWriter(tmp, opts.name, opts.rows_per_shard)
     markers = MarkerCheck(counter) if opts.history_marker else None
@@ -386,7 +395,7 @@ def _build_into(
         generated_by=f"trajbench {__version__}",
         options=BuildRecord(opts.format, opts.salt, opts.seed, opts.repeats, opts.history_marker, opts.name),
         tokenizer=TokenizerInfo(counter.name, counter.fingerprint) if counter else None,
-        sources=[SourceFile(Path(s).name, sha256_file(Path(s))) for s in sources],
+        sources=[SourceFile(Path(f).name, sha256_file(Path(f))) for f in files],
         counts=Counts(n_traj, len(instances), n_turns),
         history_marker=markers.summary() if markers is not None else None,
         content_hash=content.hexdigest(),

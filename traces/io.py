@@ -187,6 +187,18 @@ def _skip_line(fh: IO[bytes], seen: int) -> tuple[int, bool]:
     return size, False
 
 
+def read_head(path: str | os.PathLike[str], size: int = 4096) -> bytes:
+    """The first `size` bytes of a file's content (decompressed for `.zst`), to tell what kind of
+    file it is. A `.zst` stream that cannot be read gives what was read so far: reading the file
+    properly reports it (`iter_lines`, `read_bytes`). A missing file raises `TraceError`."""
+    p = Path(path)
+    with _open_binary(p) as fh:
+        try:
+            return fh.read(size)
+        except (OSError, pa.ArrowException):
+            return b""
+
+
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
     """A whole single-document file (plain or .zst), at most `MAX_DOCUMENT_BYTES`; a bigger or
     unreadable one raises `TraceFormatError`."""

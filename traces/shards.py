@@ -15,6 +15,7 @@ build time for the turn's replayed assistant row is stored beside them (`marker_
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,12 +26,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .contract import ContractError, from_json
-from .errors import ShardError
+from .errors import ShardError, TraceError
+from .hubcache import PREFIX as HUB_PREFIX
+from .inputs import folder_kind
 from .layout import MANIFEST
 from .manifest import FORMAT_VERSION, BuildRecord, InstanceEntry, Manifest
 from .marker import Marker
 from .prompts import PromptBuilder
 from .salt import Salt, make_salt
+from .sniff import sniff
 from .verify import REBUILD, check_manifest, shard_path
 
 SCHEMA = pa.schema(
@@ -162,7 +166,7 @@ class Shards:
         self.path = Path(path)
         mpath = self.path / MANIFEST
         if not mpath.is_file():
-            raise ShardError(f"{self.path}: no {MANIFEST} here; pass a folder written by `trajbench traces build`")
+            raise ShardError(not_a_shard_folder(str(path)))
         try:
             raw = json.loads(mpath.read_text("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -253,6 +257,29 @@ class Shards:
         for f in self._files.values():
             f.close()
         self._files.clear()
+
+
+def not_a_shard_folder(spec: str) -> str:
+    """Why `spec` is not a shard folder, and what to do: a trace input (a file, a dataset folder,
+    an `hf:` id) is to be built first, with the very command that builds it."""
+    path = Path(spec)
+    build = f"build it first: trajbench traces build {shlex.quote(spec)} --out shards/"
+    if spec.startswith(HUB_PREFIX) and not path.exists():
+        return f"{spec} is a Hub dataset, not a shard folder; {build}"
+    if path.is_file():
+        if (path.parent / MANIFEST).is_file():
+            return f"{spec} is a file of a shard folder; pass the folder that holds it: {path.parent}"
+        try:
+            sniff(path)
+        except TraceError:
+            return f"{spec}: a file, not a shard folder; pass a folder written by `trajbench traces build`"
+        return f"{spec} is a trace file, not a shard folder; {build}"
+    if path.is_dir():
+        what = folder_kind(path)
+        if what is not None:
+            return f"{spec} is {what}, not a shard folder; {build}"
+        return f"{spec}: no {MANIFEST} here; pass a folder written by `trajbench traces build`"
+    return f"{spec}: no such folder; pass a folder written by `trajbench traces build`"
 
 
 def salt_for(shards: Shards, trajectory_id: str, repeat: int) -> Salt:

@@ -1,8 +1,10 @@
-"""Reading every trajectory of a list of source files, with the rules that span files.
+"""Reading every trajectory of a list of inputs, with the rules that span files.
 
-Readers check one file at a time; ids must also be unique across all the sources of one build.
-Both `traces validate` (which lists every error) and `traces build` (which stops at the end of
-a pass with errors) go through `iter_sources`.
+Inputs (files, folders, `hf:org/name`) become files first (`traces.inputs`); a file that is not
+trace data at all (a gzip or zip file, UTF-16 text, …) is reported once, by what it is
+(`traces.sniff`), instead of as a screen of bad lines. Readers check one file at a time; ids must
+also be unique across all the sources of one build. Both `traces validate` (which lists every
+error) and `traces build` (which stops at the end of a pass with errors) go through `iter_sources`.
 """
 
 from __future__ import annotations
@@ -10,9 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from .errors import ErrorCapReached, TraceFormatError, TraceValidationErrors
-from .formats import FORMATS
+from .formats import FORMATS, Format
+from .inputs import resolve_input
 from .model import Trajectory
 from .progress import Progress
+from .sniff import TABULAR, sniff
+from .tabular import check_table
+from .validate import ErrorSink
 
 #: A pass stops after this many errors: a file of garbage lines (or a decompression bomb of them)
 #: would otherwise fill memory with error messages, and nobody reads past the first screens.
@@ -24,9 +30,11 @@ class _TooManyErrors(Exception):
 
 
 def iter_sources(sources: Sequence[str], fmt: str, errors: list[TraceFormatError]) -> Iterator[Trajectory]:
-    """Every valid trajectory of every source; each violation is appended to `errors` (at most
-    MAX_ERRORS, then the pass ends with a note saying so)."""
-    reader = FORMATS[fmt].read
+    """Every valid trajectory of every input; each violation is appended to `errors` (at most
+    MAX_ERRORS, then the pass ends with a note saying so). An input that names no files (a
+    missing path, an `hf:` id not in the local cache) raises `TraceError`."""
+    form = FORMATS[fmt]
+    inputs = [resolve_input(str(spec)) for spec in sources]
 
     def sink(error: TraceFormatError) -> None:
         errors.append(error)
@@ -35,22 +43,45 @@ def iter_sources(sources: Sequence[str], fmt: str, errors: list[TraceFormatError
 
     seen: dict[str, str] = {}
     try:
-        for src in sources:
-            for traj in reader(str(src), sink):
+        for files in inputs:
+            readable = [f for f in files if _is_trace_data(f, sink)]
+            for traj in _read_input(form, readable, sink):
                 if traj.id in seen:
                     sink(
                         TraceFormatError(
-                            str(src),
+                            traj.source,
                             traj.rows[0].line,
                             f"conversation id {traj.id!r} already appears in {seen[traj.id]}; ids must be unique",
                             conversation=traj.id,
                         )
                     )
                     continue
-                seen[traj.id] = str(src)
+                seen[traj.id] = traj.source
                 yield traj
     except _TooManyErrors as stop:
         errors.append(ErrorCapReached(str(stop), MAX_ERRORS))
+
+
+def _is_trace_data(path: str, sink: ErrorSink) -> bool:
+    """Is `path` a file the readers can read? Else say once what it is (gzip, zip, a shard file…)."""
+    try:
+        kind = sniff(path)
+        if kind in TABULAR:
+            check_table(path, kind)
+    except TraceFormatError as exc:
+        sink(exc)
+        return False
+    return True
+
+
+def _read_input(form: Format, files: list[str], sink: ErrorSink) -> Iterator[Trajectory]:
+    """The trajectories of one input's files: as one sequence of records when the format reads
+    conversations across files (a sharded table of flat rows), else file by file."""
+    if form.read_files is not None and len(files) > 1:
+        yield from form.read_files(files, sink)
+        return
+    for path in files:
+        yield from form.read(path, sink)
 
 
 def read_sources(sources: Sequence[str], fmt: str) -> Iterator[Trajectory]:

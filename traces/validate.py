@@ -50,11 +50,13 @@ NEXT_ROLES: dict[str | None, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class FlatRow:
-    """A raw row and where it came from (a line number, or a JSON path for document formats)."""
+    """A raw row and where it came from (a line number, or a JSON path for document formats;
+    `path` when the rows of one conversation span files, else the conversation's file)."""
 
     data: dict[str, Any]
     line: int | None = None
     where: str | None = None
+    path: str | None = None
 
 
 ErrorSink = Callable[[TraceFormatError], None]
@@ -74,7 +76,9 @@ class _Checker:
     def error(self, row: FlatRow, turn: int | None, rule: str) -> None:
         self._failed = True
         self.sink(
-            TraceFormatError(self.path, row.line, rule, conversation=self.conversation, turn=turn, where=row.where)
+            TraceFormatError(
+                row.path or self.path, row.line, rule, conversation=self.conversation, turn=turn, where=row.where
+            )
         )
 
     def failed(self) -> bool:

@@ -32,17 +32,25 @@ def _assert_clean_failure(done, *lines: str) -> None:  # type: ignore[no-untyped
         assert line in done.err, done.err
 
 
-def test_dev_zero_stops_after_a_bounded_read() -> None:
+def test_dev_zero_is_named_a_binary_file_from_its_first_bytes() -> None:
     done = trajbench("traces", "validate", "/dev/zero", measure=True, timeout=60)
+    _assert_clean_failure(done, "/dev/zero: a binary file (it holds NUL bytes), not trace data")
+    assert done.error_lines == ["Error: 1 error(s); 0 valid trajectories (0 client turns)"]
+    assert done.peak_rss_mb is not None and done.peak_rss_mb < RSS_LIMIT_MB, done.peak_rss_mb
+
+
+def test_endless_line_stops_after_a_bounded_read(tmp_path: Path) -> None:
+    endless = _frames(tmp_path / "endless.jsonl.zst", b"x" * (1 << 20), 1100)  # 1.07 GiB, no newline
+    done = trajbench("traces", "validate", str(endless), measure=True, timeout=60)
     _assert_clean_failure(
-        done, "/dev/zero:1: no newline in the first 1,073,741,824 bytes of this line; stopped reading the file"
+        done, f"{endless}:1: no newline in the first 1,073,741,824 bytes of this line; stopped reading the file"
     )
     assert done.error_lines == ["Error: 1 error(s); 0 valid trajectories (0 client turns)"]
     assert done.peak_rss_mb is not None and done.peak_rss_mb < RSS_LIMIT_MB, done.peak_rss_mb
 
 
 def test_zstd_bomb_of_one_line_is_measured_not_loaded(tmp_path: Path) -> None:
-    bomb = _frames(tmp_path / "bomb.jsonl.zst", b"\0" * (1 << 20), 1024)  # 1 GiB of zeros
+    bomb = _frames(tmp_path / "bomb.jsonl.zst", b"x" * (1 << 20), 1024)  # 1 GiB without a newline
     assert bomb.stat().st_size < 200_000
     done = trajbench("traces", "validate", str(bomb), measure=True, timeout=60)
     _assert_clean_failure(done, f"{bomb}:1: line is 1,073,741,824 bytes, over the 16,777,216-byte limit of one row")

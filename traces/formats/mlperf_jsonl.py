@@ -1,73 +1,96 @@
 """`mlperf-jsonl`: the official flat format (SPEC §2), one message per line, read and write.
 
-Reading streams the file and validates one conversation at a time, so memory follows the largest
+The same rows are read from a Parquet or Arrow table with one row per message and the fields as
+columns (`traces.tabular`), also from a table saved in several files (`read_files`). Reading
+streams the file and validates one conversation at a time, so memory follows the largest
 trajectory. Writing puts `system` and `tools` on the first user row only (the layout of the
 reference's published examples) and keeps every extra field a row came with.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from ..canonical import canonical_json
 from ..errors import TraceFormatError
-from ..io import iter_json_objects, open_text_writer
+from ..io import open_text_writer
 from ..model import Row, Trajectory
+from ..records import iter_objects
 from ..validate import ErrorSink, FlatRow, build_trajectory, is_printable_ascii
 
 
 def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
     """Yield the file's trajectories in file order; report each violation to `sink`."""
+    return read_files([path], sink)
+
+
+def read_files(paths: Sequence[str], sink: ErrorSink) -> Iterator[Trajectory]:
+    """Yield the trajectories of files that hold one sequence of rows, in order: a table saved
+    in shards (`save_to_disk`, the Hub's `train-0000K-of-0000N.parquet`) cuts anywhere, so a
+    conversation may go on from one file into the next. Each violation goes to `sink` with the
+    file and line (or row) of the row it is about."""
     current: str | None = None
     rows: list[FlatRow] = []
-    seen: dict[str, int] = {}
-    any_row = False
-    reported = 0
-
-    def report(error: TraceFormatError) -> None:
-        nonlocal reported
-        reported += 1
-        sink(error)
+    seen: dict[str, tuple[str, int]] = {}
 
     def flush() -> Trajectory | None:
-        return build_trajectory(path, current, rows, sink) if current is not None and rows else None
+        if current is None or not rows:
+            return None
+        return build_trajectory(rows[0].path or paths[0], current, rows, sink)
 
-    for lineno, obj in iter_json_objects(path, report):
-        if obj.get("_type") == "dataset_metadata":
-            continue
-        any_row = True
-        cid = obj.get("conversation_id")
-        if not isinstance(cid, str) or not is_printable_ascii(cid):
-            sink(
-                TraceFormatError(
-                    path, lineno, f"conversation_id must be a non-empty printable ASCII string, got {cid!r}"
-                )
-            )
-            continue
-        if cid != current:
-            traj = flush()
-            if traj is not None:
-                yield traj
-            if cid in seen:
+    for path in paths:
+        any_row = False
+        reported = 0
+
+        def report(error: TraceFormatError) -> None:
+            nonlocal reported
+            reported += 1
+            sink(error)
+
+        for lineno, obj in iter_objects(path, report):
+            if obj.get("_type") == "dataset_metadata":
+                continue
+            any_row = True
+            cid = obj.get("conversation_id")
+            if not isinstance(cid, str) or not is_printable_ascii(cid):
                 sink(
                     TraceFormatError(
-                        path,
-                        lineno,
-                        f"rows of one conversation must be contiguous; it started at line {seen[cid]}",
-                        conversation=cid,
+                        path, lineno, f"conversation_id must be a non-empty printable ASCII string, got {cid!r}"
                     )
                 )
-                current, rows = None, []
                 continue
-            seen[cid] = lineno
-            current, rows = cid, []
-        rows.append(FlatRow(obj, lineno))
+            if cid != current:
+                traj = flush()
+                if traj is not None:
+                    yield traj
+                if cid in seen:
+                    first_path, first_line = seen[cid]
+                    at = f"line {first_line}" if first_path == path else f"{first_path}:{first_line}"
+                    sink(
+                        TraceFormatError(
+                            path,
+                            lineno,
+                            f"rows of one conversation must be contiguous; it started at {at}",
+                            conversation=cid,
+                        )
+                    )
+                    current, rows = None, []
+                    continue
+                seen[cid] = (path, lineno)
+                current, rows = cid, []
+            rows.append(FlatRow(obj, lineno, path=path))
+        if not any_row and not reported:  # an unreadable file or over-long lines say more than this
+            sink(
+                TraceFormatError(
+                    path,
+                    None,
+                    "the file holds no data rows; expected one JSON object per line (or one table row per message)",
+                )
+            )
     traj = flush()
     if traj is not None:
         yield traj
-    if not any_row and not reported:  # an unreadable file or over-long lines say more than this
-        sink(TraceFormatError(path, None, "the file holds no data rows; expected one JSON object per line"))
 
 
 def row_to_flat(conversation_id: str | None, row: Row, *, with_context: bool) -> dict[str, Any]:
@@ -101,6 +124,16 @@ def row_to_flat(conversation_id: str | None, row: Row, *, with_context: bool) ->
 
 def trajectory_to_flat(traj: Trajectory) -> list[dict[str, Any]]:
     return [row_to_flat(traj.id, row, with_context=True) for row in traj.rows]
+
+
+def to_records(traj: Trajectory) -> list[dict[str, Any]]:
+    return trajectory_to_flat(traj)
+
+
+def from_records(records: list[dict[str, Any]], path: str, sink: ErrorSink) -> Trajectory | None:
+    """What `read` makes of written rows (`traces export` compares it with what was written)."""
+    cid = records[0].get("conversation_id") if records else None
+    return build_trajectory(path, cid, [FlatRow(r) for r in records], sink) if isinstance(cid, str) else None
 
 
 def write(trajectories: Iterable[Trajectory], path: str) -> int:

@@ -2,7 +2,8 @@
 
 A line is `{"messages": [...], "tools": [...]}` with OpenAI chat messages; the id is the line's
 `conversation_id` (else `id`, else `<file stem>-L<line>`). A `.json` file may instead hold one such
-object or an array of them.
+object or an array of them, and a Parquet or Arrow table one per row (a `messages` column of
+message structs or JSON text, `tools` likewise; `traces.tabular`).
 
 `convert_messages` is the one mapping from OpenAI messages to official flat rows (SPEC §2) that the
 message-based formats (snapshots, workflow, mini-swe-agent) share:
@@ -15,6 +16,8 @@ message-based formats (snapshots, workflow, mini-swe-agent) share:
   delay is the largest one, since parallel calls run at the same time;
 - a tool message without `tool_call_id` answers the preceding assistant's call at the same
   position; a tool call without `id` gets `call_<turn>_<k>` (k from 0), so ids are deterministic;
+  complete tool calls and tool results keep the source's key order (so does an export and
+  rebuild, docs/dataset-format.md);
 - list-of-parts content is joined with newlines (as vLLM does); non-text parts are an error;
 - kept per message: content, name, reasoning_content (or `reasoning`), tool_calls,
   delay_seconds, intent_codes. Transport noise (`extra`, `function_call`, `refusal`, …) is
@@ -25,15 +28,17 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from ..canonical import canonical_json
 from ..errors import TraceFormatError
-from ..io import iter_json_objects, read_bytes
-from ..model import Trajectory, content_text
+from ..io import open_text_writer, read_bytes
+from ..model import Row, Trajectory, content_text
+from ..records import is_table, iter_objects
 from ..validate import ErrorSink, FlatRow, build_trajectory
 
 #: Message keys copied onto flat rows; everything else in a message is dropped.
@@ -56,7 +61,12 @@ def is_json_document(path: str) -> bool:
 
 
 def iter_records(path: str, sink: ErrorSink) -> Iterator[Record]:
-    """(line or None, JSON path prefix, object) of every record of a `.json` or JSONL file."""
+    """(line or None, JSON path prefix, object) of every record of a `.json` or JSONL file, or
+    (row, "", object) of every row of a Parquet or Arrow table (`traces.tabular`)."""
+    if is_table(path):
+        for row, obj in iter_objects(path, sink):
+            yield row, "", obj
+        return
     if is_json_document(path):
         try:
             raw = read_bytes(path)
@@ -90,14 +100,14 @@ def iter_records(path: str, sink: ErrorSink) -> Iterator[Record]:
                 )
             )
         return
-    for lineno, obj in iter_json_objects(path, sink):
+    for lineno, obj in iter_objects(path, sink):
         yield lineno, "", obj
 
 
 def file_stem(path: str) -> str:
     """`a/b/django__django-1.traj.json.zst` → `django__django-1`."""
     name = Path(path).name
-    for suffix in (".zst", ".jsonl", ".json", ".traj"):
+    for suffix in (".zst", ".jsonl", ".json", ".parquet", ".arrow", ".traj"):
         if name.lower().endswith(suffix):
             name = name[: -len(suffix)]
     return name
@@ -116,7 +126,9 @@ def _tool_calls(raw: list[Any], turn: int) -> list[Any]:
     """Tool calls with deterministic ids filled in; malformed entries are left to validation."""
     calls: list[Any] = []
     for k, call in enumerate(raw):
-        if isinstance(call, dict):
+        if isinstance(call, dict) and call.get("id") and "type" in call:
+            call = dict(call)  # complete: kept as recorded, key order included
+        elif isinstance(call, dict):
             rest = {key: v for key, v in call.items() if key not in ("id", "type")}
             call = {"id": call.get("id") or f"call_{turn}_{k}", "type": call.get("type", "function"), **rest}
         calls.append(call)
@@ -210,6 +222,8 @@ def convert_messages(
             result: dict[str, Any] = {"tool_call_id": call_id, "content": content if content is not None else ""}
             if isinstance(msg.get("name"), str):
                 result["name"] = msg["name"]
+            if msg.get("tool_call_id"):  # the source's own key order (docs/dataset-format.md)
+                result = {k: result[k] for k in sorted(result, key=list(msg).index)}
             row["tool_results"].append(result)
             delay = msg.get("delay_seconds")
             if _valid_delay(delay):
@@ -274,34 +288,105 @@ def record_id(obj: dict[str, Any], path: str, line: int | None, base: str) -> An
     return derived_id(path, line, base)
 
 
+def record_trajectory(
+    obj: dict[str, Any], path: str, line: int | None, base: str, sink: ErrorSink
+) -> Trajectory | None:
+    """The trajectory of one `{conversation_id, messages, tools}` record; None (after reporting)
+    if it breaks a rule."""
+    cid = record_id(obj, path, line, base)
+    if not isinstance(cid, str):
+        sink(
+            TraceFormatError(
+                path, line, f"conversation_id must be a string, got {cid!r}", where=_join(base, "conversation_id")
+            )
+        )
+        return None
+    if "messages" not in obj:
+        sink(
+            TraceFormatError(
+                path,
+                line,
+                'missing `messages`: each record is {"messages": [...], "tools": [...]}',
+                conversation=cid,
+                where=base or None,
+            )
+        )
+        return None
+    return messages_trajectory(
+        obj["messages"], path=path, line=line, base=base, conversation=cid, sink=sink, tools=obj.get("tools")
+    )
+
+
 def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
     """Yield one trajectory per record, in file order; report each violation to `sink`."""
     any_record = False
     for line, base, obj in iter_records(path, sink):
         any_record = True
-        cid = record_id(obj, path, line, base)
-        if not isinstance(cid, str):
-            sink(
-                TraceFormatError(
-                    path, line, f"conversation_id must be a string, got {cid!r}", where=_join(base, "conversation_id")
-                )
-            )
-            continue
-        if "messages" not in obj:
-            sink(
-                TraceFormatError(
-                    path,
-                    line,
-                    'missing `messages`: each record is {"messages": [...], "tools": [...]}',
-                    conversation=cid,
-                    where=base or None,
-                )
-            )
-            continue
-        traj = messages_trajectory(
-            obj["messages"], path=path, line=line, base=base, conversation=cid, sink=sink, tools=obj.get("tools")
-        )
+        traj = record_trajectory(obj, path, line, base, sink)
         if traj is not None:
             yield traj
     if not any_record:
         sink(TraceFormatError(path, None, "the file holds no conversations; expected one JSON object per line"))
+
+
+def row_messages(row: Row, *, client_delays_only: bool = False) -> list[dict[str, Any]]:
+    """The OpenAI messages of one flat row (the inverse of `convert_messages`): a tool row is one
+    message per result, its delay on the first; other rows one message with content, name,
+    reasoning_content, tool_calls, intent_codes and delay_seconds (client rows' delays only
+    when `client_delays_only`)."""
+    if row.role == "tool":
+        out = []
+        for k, res in enumerate(row.tool_results or ()):
+            msg: dict[str, Any] = {"role": "tool", **res}
+            if k == 0 and row.delay_seconds is not None:
+                msg["delay_seconds"] = row.delay_seconds
+            out.append(msg)
+        return out
+    msg = {"role": row.role}
+    for key in ("content", "name", "reasoning_content"):
+        if getattr(row, key) is not None:
+            msg[key] = getattr(row, key)
+    if row.tool_calls is not None:
+        msg["tool_calls"] = [dict(c) for c in row.tool_calls]
+    if row.intent_codes is not None:
+        msg["intent_codes"] = list(row.intent_codes)
+    if row.delay_seconds is not None and (row.is_client or not client_delays_only):
+        msg["delay_seconds"] = row.delay_seconds
+    return [msg]
+
+
+def to_record(traj: Trajectory) -> dict[str, Any]:
+    """The `{conversation_id, messages, tools}` record of a trajectory: the system prompt as the
+    first message, one tool list (the first user row's). What a record cannot hold (generation
+    parameters, extra fields, a tool list that changes mid-conversation) is left out; `traces
+    export` counts it."""
+    messages: list[dict[str, Any]] = []
+    if traj.system is not None:
+        messages.append({"role": "system", "content": traj.system})
+    for row in traj.rows:
+        messages += row_messages(row)
+    record: dict[str, Any] = {"conversation_id": traj.id, "messages": messages}
+    tools = next((r.tools for r in traj.rows if r.role == "user"), None)
+    if tools is not None:
+        record["tools"] = list(tools)
+    return record
+
+
+def to_records(traj: Trajectory) -> list[dict[str, Any]]:
+    return [to_record(traj)]
+
+
+def from_records(records: list[dict[str, Any]], path: str, sink: ErrorSink) -> Trajectory | None:
+    """What `read` makes of written records (`traces export` compares it with what was written)."""
+    return record_trajectory(records[0], path, None, "", sink)
+
+
+def write(trajectories: Iterable[Trajectory], path: str) -> int:
+    """Write one record per line (plain or `.zst`); returns the number of records."""
+    n = 0
+    with open_text_writer(path) as out:
+        for traj in trajectories:
+            out.write(canonical_json(to_record(traj)))
+            out.write("\n")
+            n += 1
+    return n

@@ -23,7 +23,7 @@ from ..errors import TraceError, TraceFormatError
 from ..io import open_text_writer
 from ..model import WORKFLOW_ID, Trajectory
 from ..validate import ErrorSink
-from .openai_messages import iter_records, messages_trajectory
+from .openai_messages import iter_records, messages_trajectory, row_messages
 
 INTENT_CODE = re.compile(r"^I\d{3}$", re.IGNORECASE)
 FIELDS = frozenset({"conversation_id", "system", "tools", "messages", "metadata"})
@@ -89,24 +89,31 @@ def _check_record(path: str, line: int | None, base: str, obj: dict[str, Any], s
     return cid if ok else None
 
 
+def record_trajectory(
+    obj: dict[str, Any], path: str, line: int | None, base: str, sink: ErrorSink
+) -> Trajectory | None:
+    """The trajectory of one workflow record; None (after reporting) if it breaks a rule."""
+    cid = _check_record(path, line, base, obj, sink)
+    if cid is None:
+        return None
+    return messages_trajectory(
+        obj["messages"],
+        path=path,
+        line=line,
+        base=base,
+        conversation=cid,
+        sink=sink,
+        system=obj["system"],
+        tools=obj.get("tools") or None,
+    )
+
+
 def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
     """Yield each workflow conversation in file order; report each violation to `sink`."""
     any_record = False
     for line, base, obj in iter_records(path, sink):
         any_record = True
-        cid = _check_record(path, line, base, obj, sink)
-        if cid is None:
-            continue
-        traj = messages_trajectory(
-            obj["messages"],
-            path=path,
-            line=line,
-            base=base,
-            conversation=cid,
-            sink=sink,
-            system=obj["system"],
-            tools=obj.get("tools") or None,
-        )
+        traj = record_trajectory(obj, path, line, base, sink)
         if traj is not None:
             yield traj
     if not any_record:
@@ -126,30 +133,20 @@ def to_record(traj: Trajectory) -> dict[str, Any]:
         raise TraceError(
             f"conversation {traj.id}: the tools change between turns; the workflow format has one tool list"
         )
-    messages: list[dict[str, Any]] = []
-    for row in traj.rows:
-        if row.role == "tool":
-            for k, res in enumerate(row.tool_results or ()):
-                msg: dict[str, Any] = {"role": "tool", **res}
-                if k == 0 and row.delay_seconds is not None:
-                    msg["delay_seconds"] = row.delay_seconds
-                messages.append(msg)
-            continue
-        msg = {"role": row.role}
-        for key in ("content", "name", "reasoning_content"):
-            if getattr(row, key) is not None:
-                msg[key] = getattr(row, key)
-        if row.tool_calls is not None:
-            msg["tool_calls"] = [dict(c) for c in row.tool_calls]
-        if row.intent_codes is not None:
-            msg["intent_codes"] = list(row.intent_codes)
-        if row.delay_seconds is not None and row.is_client:
-            msg["delay_seconds"] = row.delay_seconds
-        messages.append(msg)
+    messages = [m for row in traj.rows for m in row_messages(row, client_delays_only=True)]
     record: dict[str, Any] = {"conversation_id": traj.id, "system": system, "messages": messages}
     if first_tools is not None:
         record["tools"] = list(first_tools)
     return record
+
+
+def to_records(traj: Trajectory) -> list[dict[str, Any]]:
+    return [to_record(traj)]
+
+
+def from_records(records: list[dict[str, Any]], path: str, sink: ErrorSink) -> Trajectory | None:
+    """What `read` makes of written records (`traces export` compares it with what was written)."""
+    return record_trajectory(records[0], path, None, "", sink)
 
 
 def write(trajectories: Iterable[Trajectory], path: str) -> int:

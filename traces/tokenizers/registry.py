@@ -29,7 +29,7 @@ TOKENIZERS: dict[str, TokenizerKind] = {
     "hf": TokenizerKind(
         "hf",
         "DIR",
-        "local Hugging Face model folder via transformers (local_files_only) and its own chat template",
+        "local Hugging Face model folder, or ORG/NAME of a model in the local Hub cache (never downloaded), via transformers (local_files_only) and its own chat template",
         load_hf,
     ),
     "tiktoken": TokenizerKind(
