@@ -23,12 +23,22 @@ from .summary import ResultSummary
 
 @dataclass(frozen=True)
 class Gates:
-    """A point's accuracy verdicts (None: not computed)."""
+    """A point's accuracy verdicts (None: not computed) and the gate mode each was judged by
+    ("official", "dataset" or "off", docs/accuracy.md; None: the gate did not run)."""
 
     inline_score: float | None = None
     inline_pass: bool | None = None
     osl_mean: float | None = None
     osl_pass: bool | None = None
+    inline_gates: str | None = None
+    osl_gates: str | None = None
+    #: what a reader is told about research gates, in eval's words ('' for official gates)
+    note: str = ""
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """The modes of the gates that ran, sorted and distinct."""
+        return tuple(sorted({m for m in (self.inline_gates, self.osl_gates) if m is not None}))
 
 
 GatesOf = Callable[[Path], Gates]
