@@ -4,7 +4,9 @@ The sweep folder holds `sweep.json` (the plan, the base configuration and each p
 rewritten atomically whenever a status changes) and one run folder per point (`c0001`, `c0004`,
 …). A point's status is `pending`, `running`, `done`, `interrupted` or `failed`. Rerunning the
 same command resumes: `done` points whose run finished are kept, every other point is rerun
-from the start (its partial folder removed).
+from the start (its partial folder removed). Another list of concurrencies is refused, unless
+`--add` asks to extend the sweep: then only the concurrencies it lacks are run (or, given again,
+rerun when unfinished) and every point it already has is kept as it is.
 
 SIGINT or SIGTERM stops the whole sweep: the running point drains (as `replay run` does) and is
 marked `interrupted`, no further point starts, and `run_sweep` raises `Interrupted` (the CLI
@@ -98,12 +100,18 @@ async def run_sweep(
     *,
     after_point: AfterPoint | None = None,
     echo: Echo = print,
+    add: bool = False,
 ) -> Path:
     """Run (or resume) the sweep; returns its folder. Raises `Interrupted` when a signal
-    stopped it (after writing sweep.json)."""
+    stopped it (after writing sweep.json). `add`: extend the existing sweep in `out` by the
+    concurrencies it lacks, running only those (its other points are kept as they are)."""
     from .run import run_replay
 
     folder = Path(out)
+    if add and not SweepPlan.exists(folder):
+        raise ReplayError(
+            f"--add {folder}: no {SWEEP_FILE} there, so there is no sweep to add points to; start the sweep without --add"
+        )
     _check_folder(folder)
     make_dir(folder, error=ReplayError)
     # through JSON, so a resumed sweep compares like with like (tuples come back as lists)
@@ -116,7 +124,9 @@ async def run_sweep(
             }
         )
     )
+    wanted = sorted(set(concurrencies))
     before: dict[str, str] = {}
+    points = [SweepPoint(c, f"c{c:04d}", "pending") for c in wanted]
     if SweepPlan.exists(folder):
         try:
             old = SweepPlan.read(folder)
@@ -126,18 +136,33 @@ async def run_sweep(
             raise ReplayError(
                 f"{folder}: holds a sweep with other settings; use another --out or the same options to resume it"
             )
+        have = sorted(p.concurrency for p in old.points)
+        if add:  # the old points as they are, then the missing ones
+            points = sorted(
+                [*old.points, *(p for p in points if p.concurrency not in have)], key=lambda p: p.concurrency
+            )
+        elif have != wanted:
+            missing = ",".join(str(c) for c in wanted if c not in have)
+            raise ReplayError(
+                f"{folder}: holds a sweep of concurrencies {','.join(map(str, have))}, not {','.join(map(str, wanted))}; "
+                "give the same list to resume it"
+                + (f", or pass --add to run only the missing {missing}" if missing else "")
+            )
         before = {p.dir: p.status for p in old.points}
-    plan = SweepPlan(base_json, list(concurrencies), [SweepPoint(c, f"c{c:04d}", "pending") for c in concurrencies])
+    plan = SweepPlan(base_json, [p.concurrency for p in points], points)
     interrupt = Interrupt()
     stopped_at: SweepPoint | None = None
+
+    def mark(k: int, status: str) -> None:
+        """Set point k's status and write the plan, so a resumed sweep sees it."""
+        plan.points[k] = replace(plan.points[k], status=status)
+        plan.write(folder)
+
     with interrupt.installed():
         for k, point in enumerate(plan.points):
             run_dir = folder / point.dir
-
-            def mark(status: str) -> None:
-                plan.points[k] = replace(plan.points[k], status=status)
-                plan.write(folder)
-
+            if point.concurrency not in wanted:  # --add: a point of the sweep this command did not ask for
+                continue
             if RunOutcome.read(run_dir).complete and before.get(point.dir, "done") == "done":
                 plan.points[k] = replace(point, status="done")
                 echo(f"C={point.concurrency}: kept (already done)")
@@ -145,7 +170,7 @@ async def run_sweep(
             if interrupt.requested:  # a signal between points: stop before the next one
                 break
             _clear_point(run_dir)  # an unfinished point is rerun from the start
-            mark("running")
+            mark(k, "running")
             echo(f"C={point.concurrency}: replaying …")
             try:
                 await run_replay(
@@ -158,7 +183,7 @@ async def run_sweep(
                     interrupt=interrupt,
                 )
             except BaseException:
-                mark("failed")
+                mark(k, "failed")
                 raise
             outcome = RunOutcome.read(run_dir)
             if not outcome.complete:
@@ -166,13 +191,13 @@ async def run_sweep(
                 stopped_at = point
                 break
             if outcome.all_failed:
-                mark("failed")
+                mark(k, "failed")
                 raise AllTurnsFailed(
                     f"C={point.concurrency}: {outcome.failure(run_dir)}; the sweep stopped here (rerun the same command to resume from this point)"
                 )
             if after_point is not None:
                 after_point(run_dir)
-            mark("done")
+            mark(k, "done")
     plan.write(folder)
     if interrupt.requested:
         where = (

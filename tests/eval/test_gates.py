@@ -20,7 +20,7 @@ from cli import cli
 from eval import OSL_FILE, SCORES_FILE, EvalError, gate_verdicts, osl_gate, score_run
 from eval.compliance import check_submission
 from eval.gates import OSL_TOLERANCE
-from replay import RunConfig, run_replay
+from replay import RunConfig
 from replay.sim import config_from_args
 
 ZERO_LATENCY = ("--step-base-ms", "0", "--prefill-ms-per-token", "0", "--batch-ms-per-seq", "0")
