@@ -4,9 +4,10 @@ The sweep folder holds `sweep.json` (the plan, the base configuration and each p
 rewritten atomically whenever a status changes) and one run folder per point (`c0001`, `c0004`,
 …). A point's status is `pending`, `running`, `done`, `interrupted` or `failed`. Rerunning the
 same command resumes: `done` points whose run finished are kept, every other point is rerun
-from the start (its partial folder removed). Another list of concurrencies is refused, unless
-`--add` asks to extend the sweep: then only the concurrencies it lacks are run (or, given again,
-rerun when unfinished) and every point it already has is kept as it is.
+from the start (its partial folder removed); a longer list extends the sweep, a list that would
+drop one of its points is refused. `--add` extends it by only the concurrencies given: those it
+lacks are run (those it has are kept, or rerun when unfinished) and every other point is kept
+as it is.
 
 SIGINT or SIGTERM stops the whole sweep: the running point drains (as `replay run` does) and is
 marked `interrupted`, no further point starts, and `run_sweep` raises `Interrupted` (the CLI
@@ -141,11 +142,12 @@ async def run_sweep(
             points = sorted(
                 [*old.points, *(p for p in points if p.concurrency not in have)], key=lambda p: p.concurrency
             )
-        elif have != wanted:
+        elif dropped := [c for c in have if c not in wanted]:
             missing = ",".join(str(c) for c in wanted if c not in have)
             raise ReplayError(
-                f"{folder}: holds a sweep of concurrencies {','.join(map(str, have))}, not {','.join(map(str, wanted))}; "
-                "give the same list to resume it"
+                f"{folder}: holds a sweep of concurrencies {','.join(map(str, have))}; this list would drop the "
+                f"finished or planned point(s) {','.join(map(str, dropped))} from it: give a list with every one of "
+                "them to resume or extend it"
                 + (f", or pass --add to run only the missing {missing}" if missing else "")
             )
         before = {p.dir: p.status for p in old.points}

@@ -71,11 +71,9 @@ def test_add_runs_only_the_missing_points_and_keeps_the_rest(sample_shards: Path
         folder = asyncio.run(run_sweep(base, [1, 2], tmp_path / "sweep", echo=lambda m: None))
         baseline = {d: (folder / d / "records.jsonl").stat().st_mtime_ns for d in ("c0001", "c0002")}
         first = len(srv.books.requests)
-        # another list without --add is refused: it would drop finished points from sweep.json
-        with pytest.raises(
-            ReplayError, match="give the same list to resume it, or pass --add to run only the missing 4"
-        ):
-            asyncio.run(run_sweep(base, [1, 2, 4], folder, echo=lambda m: None))
+        # a list without --add that leaves points out is refused: it would drop them from sweep.json
+        with pytest.raises(ReplayError, match=r"drop the finished or planned point\(s\) 1 from it.*missing 4$"):
+            asyncio.run(run_sweep(base, [2, 4], folder, echo=lambda m: None))
         ran: list[str] = []
         said: list[str] = []
         asyncio.run(
