@@ -784,6 +784,17 @@ def _say_target(config: replay.RunConfig) -> None:
         )
 
 
+GATES_OPTION = click.option(
+    "--gates",
+    type=click.Choice(evaluation.GATE_MODES),
+    default="official",
+    show_default=True,
+    help="Accuracy bars: official (the profile's threshold and OSL band), dataset (research: derived from "
+    "this dataset's recorded answers), off (research: not judged); only official makes an official point "
+    "(docs/accuracy.md).",
+)
+
+
 _RUN_EXIT_CODES = """
     \b
     Before the first turn the endpoint is checked (GET /v1/models, then one tiny streamed request
@@ -823,8 +834,9 @@ def _exit_codes(f: F) -> F:
 @click.option(
     "--out", default=None, type=click.Path(file_okay=False), help="Run folder (default: trajbench-runs/<time>-c<C>)."
 )
+@GATES_OPTION
 @_exit_codes
-def replay_run(opts: RunOptions, concurrency: int, out: str | None) -> None:
+def replay_run(opts: RunOptions, concurrency: int, out: str | None, gates: str) -> None:
     """Replay SHARDS_DIR closed-loop and write a run folder (records, summary, report), then
     score its inline accuracy and OSL gate.
 
@@ -832,7 +844,7 @@ def replay_run(opts: RunOptions, concurrency: int, out: str | None) -> None:
     its step model 64x faster than the default (the run says so; --sim-args changes any of it)."""
     config = opts.config(concurrency, out)
     _say_target(config)
-    result = asyncio.run(jobs.scored_run(config))
+    result = asyncio.run(jobs.scored_run(config, gates))
     click.echo((result.run_dir / replay.REPORT_FILE).read_text("utf-8"), nl=False)
     for line in result.verdict.lines() if result.verdict is not None else []:
         click.echo(line)
@@ -855,14 +867,29 @@ def replay_run(opts: RunOptions, concurrency: int, out: str | None) -> None:
 @click.option(
     "--out", required=True, type=click.Path(file_okay=False), help="Sweep folder; rerun the same command to resume it."
 )
+@click.option(
+    "--add",
+    is_flag=True,
+    help="Add points to the existing sweep in --out: run only the concurrencies it lacks, keep the rest.",
+)
+@GATES_OPTION
 @_exit_codes
-def replay_sweep(opts: RunOptions, concurrency_list: str | None, regions: bool, max_concurrency: int, out: str) -> None:
+def replay_sweep(
+    opts: RunOptions,
+    concurrency_list: str | None,
+    regions: bool,
+    max_concurrency: int,
+    out: str,
+    add: bool,
+    gates: str,
+) -> None:
     """One full replay per concurrency (each scored for accuracy), resumable; then `trajbench report`.
 
     Ctrl-C or SIGTERM drains the running point, marks it interrupted in sweep.json and stops the
     sweep (exit 130 or 143); a point where every turn failed stops it too (exit 3). The same
-    command resumes the sweep, rerunning that point. Without --endpoint every point runs against
-    the embedded simulator, as in `replay run`."""
+    command resumes the sweep, rerunning that point. With --add, the sweep in --out grows by the
+    concurrencies it lacks (results are submitted incrementally: a baseline, then more points).
+    Without --endpoint every point runs against the embedded simulator, as in `replay run`."""
     given: dict[str, Any] = {"concurrency_list": concurrency_list, "regions": regions}
     _command_line_wins(click.get_current_context(), given, ("concurrency_list", None), ("regions", False))
     concurrency_list, regions = given["concurrency_list"], given["regions"]
@@ -874,7 +901,7 @@ def replay_sweep(opts: RunOptions, concurrency_list: str | None, regions: bool, 
     # overwrite: a sweep manages its own point folders
     config = opts.config(1, None, overwrite=True)
     _say_target(config)
-    folder = asyncio.run(jobs.scored_sweep(config, levels, out, echo=click.echo))
+    folder = asyncio.run(jobs.scored_sweep(config, levels, out, echo=click.echo, gates=gates, add=add))
     click.echo(f"sweep folder: {folder}  (next: trajbench report {folder} --out REPORT_DIR)")
 
 
@@ -982,16 +1009,18 @@ SHARDS_OVERRIDE = click.option(
     type=click.Path(exists=True, dir_okay=False),
     help="Scoring rules JSON (default: the official eval/data/scoring.json).",
 )
+@GATES_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print scores.json's summary (without per_turn) as JSON.")
 @PROGRESS_OPTION
-def eval_inline(run_dir: str, shards: str | None, rules: str | None, as_json: bool, progress: str) -> None:
+def eval_inline(run_dir: str, shards: str | None, rules: str | None, gates: str, as_json: bool, progress: str) -> None:
     """Inline accuracy of RUN_DIR (docs/accuracy.md) from its records; writes RUN_DIR/scores.json.
 
-    Exits 1 when the score is below the profile's threshold; warns when RUN_DIR is a partial
-    run (interrupted, crashed, or fewer turns than planned)."""
+    Exits 1 when the score is below the threshold (of the profile, or derived from the dataset
+    with --gates dataset; never with --gates off); warns when RUN_DIR is a partial run
+    (interrupted, crashed, or fewer turns than planned)."""
     _warn_partial(run_dir)
     with traces.Progress("inline", mode=progress) as bar:
-        res = evaluation.score_run(run_dir, shards=shards, rules=rules, progress=bar)
+        res = evaluation.score_run(run_dir, shards=shards, rules=rules, gates=gates, progress=bar)
     if as_json:
         click.echo(json.dumps({k: v for k, v in res.to_json().items() if k != "per_turn"}, indent=2))
     else:
@@ -1021,19 +1050,29 @@ def _warn_partial(run_dir: str) -> None:
     default=None,
     help="Count output tokens as the reference does with this tokenizer (NAME or NAME:PATH); default: the run's counts, else the profile's tokenizer when it loads offline, else server usage.",
 )
+@GATES_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @PROGRESS_OPTION
 def eval_osl(
-    run_dir: str, profile: str | None, shards: str | None, tokenizer: str | None, as_json: bool, progress: str
+    run_dir: str,
+    profile: str | None,
+    shards: str | None,
+    tokenizer: str | None,
+    gates: str,
+    as_json: bool,
+    progress: str,
 ) -> None:
     """Mean output tokens per turn of RUN_DIR against the profile's band; writes osl.json.
 
     Output tokens are counted as the reference counts them (the chat template's count of each
     answer) when a tokenizer is available, else from the server's usage; both are recorded.
-    Exits 1 when the window mean is outside the band."""
+    Exits 1 when the window mean is outside the band (the profile's, or derived from the
+    dataset with --gates dataset; never with --gates off)."""
     _warn_partial(run_dir)
     with traces.Progress("osl", mode=progress) as bar:
-        res = evaluation.osl_gate(run_dir, profile=profile, shards=shards, tokenizer=tokenizer, progress=bar)
+        res = evaluation.osl_gate(
+            run_dir, profile=profile, shards=shards, tokenizer=tokenizer, gates=gates, progress=bar
+        )
     click.echo(json.dumps(res.to_json(), indent=2) if as_json else "\n".join(evaluation.osl_lines(res)))
     if res.passed is False:
         raise evaluation.GateFailed("mean output length outside the band")
@@ -1279,15 +1318,25 @@ def profiles_cmd(as_json: bool) -> None:
 
 # ---------------------------------------------------------------- report
 def _label_dirs(dirs: tuple[str, ...], labels: tuple[str, ...]) -> list[tuple[str, Path]]:
-    named = {}
+    """(system, folder) pairs: every --label NAME=DIR[,DIR…] folder under its name, then every
+    positional folder no --label names, under its folder name."""
+    out: list[tuple[str, Path]] = []
+    named: set[Path] = set()
     for item in labels:
-        name, sep, folder = item.partition("=")
-        if not sep or not name or not folder:
-            raise click.BadParameter(f"{item!r}: expected NAME=DIR", param_hint="--label")
-        named[Path(folder).resolve()] = name
-    return [(named.get(Path(d).resolve(), Path(d).resolve().name), Path(d)) for d in dirs] + [
-        (name, p) for p, name in named.items() if p not in {Path(d).resolve() for d in dirs}
-    ]
+        name, sep, folders = item.partition("=")
+        parts = [f.strip() for f in folders.split(",")]
+        if not sep or not name or not all(parts):
+            raise click.BadParameter(
+                f"{item!r}: expected NAME=DIR or NAME=DIR,DIR,… (the folders of one system)", param_hint="--label"
+            )
+        for folder in parts:
+            if not Path(folder).is_dir():
+                raise click.BadParameter(
+                    f"{item!r}: {folder} is not a folder; give run or sweep folders", param_hint="--label"
+                )
+            out.append((name, Path(folder)))
+            named.add(Path(folder).resolve())
+    return [(Path(d).resolve().name, Path(d)) for d in dirs if Path(d).resolve() not in named] + out
 
 
 @cli.command("report")
@@ -1296,7 +1345,12 @@ def _label_dirs(dirs: tuple[str, ...], labels: tuple[str, ...]) -> list[tuple[st
     "--out", required=True, type=click.Path(file_okay=False), help="Folder for report.html, PNGs and points.csv/json."
 )
 @click.option(
-    "--label", "labels", multiple=True, metavar="NAME=DIR", help="Name a system's run or sweep folder (repeatable)."
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="NAME=DIR[,DIR…]",
+    help="Name a system and its run or sweep folders (repeatable); of several runs at one concurrency the latest "
+    "(run.json's started_at) is the point.",
 )
 @click.option(
     "--cost-per-hour",
@@ -1313,7 +1367,12 @@ def _label_dirs(dirs: tuple[str, ...], labels: tuple[str, ...]) -> list[tuple[st
 def report(
     dirs: tuple[str, ...], out: str, labels: tuple[str, ...], cost_per_hour: float | None, power_watts: float | None
 ) -> None:
-    """Pareto step curve and comparison report from run or sweep folders DIRS."""
+    """Pareto step curve and comparison report from run or sweep folders DIRS.
+
+    One system may be built up over time from several folders (--label sys=baseline,more):
+    its point at each concurrency is the latest run, and folders of another dataset or model
+    profile are refused. Points judged by research gates (--gates dataset or off) draw their own
+    frontier, labelled as not an official result."""
     inputs = _label_dirs(dirs, labels)
     if not inputs:
         raise click.UsageError("give at least one run or sweep folder")

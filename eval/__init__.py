@@ -13,11 +13,12 @@ from .inline import summary_lines as inline_lines
 from .layout import OSL_FILE, SCORES_FILE
 from .osl import osl_gate
 from .osl import summary_lines as osl_lines
-from .results import OslResult, Scores
+from .results import GATE_MODES, OslResult, Scores
 from .rundir import partial_run
 from .verdicts import gate_verdicts
 
 __all__ = [
+    "GATE_MODES",
     "OSL_FILE",
     "SCORES_FILE",
     "Check",

@@ -1,6 +1,7 @@
 """The compliance check of a submission (docs/compliance.md): is every run directory an official point?
 
-Each run folder is checked for: a real target (never trajbench's simulator), salt mode mlperf,
+Each run folder is checked for: a real target (never trajbench's simulator), gate files judged
+by the official gates (never research gates, docs/accuracy.md), salt mode mlperf,
 delays on, stop-issuing off, a trajectory count that is a positive multiple of the dataset size
 (and every one of them started), the profile's request parameters unchanged, inline and OSL
 gates passing, and the dataset's content hash equal to the official one, recomputed from the
@@ -23,11 +24,13 @@ import traces
 from replay import RunInfo
 
 from .errors import EvalError
+from .gates import MODE_NAMES
 from .inline import score
 from .osl import osl_of
 from .rules import default_rules
 from .rundir import Run, open_run
 from .swebench import REGION_RUNS, SwebenchError, swebench_mean
+from .verdicts import research_gates
 
 #: Body fields that are not sampling parameters of the profile (set per turn or by the client).
 _NOT_SAMPLING = frozenset({"model", "messages", "tools", "stream", "stream_options"})
@@ -94,6 +97,7 @@ def _check_run(
         return out
     prof = traces.get_profile(name)
     out.append(_check_target(cfg, point))
+    out.append(_check_gates(run, point))
     if run.profile_name != name:
         add("profile", False, f"run.json profile is {run.profile_name!r}, the submission's is {name!r}")
     salt = cfg.salt
@@ -161,6 +165,24 @@ def _check_target(cfg: RunInfo, point: str) -> Check:
             f"measured against trajbench's simulator ({how}); official points need a real inference server",
         )
     return Check(point, "target", False, f"run.json target is {target!r}, not 'real'; rerun with a current trajbench")
+
+
+def _check_gates(run: Run, point: str) -> Check:
+    """A point whose scores.json or osl.json was judged by research gates is not official, even
+    though this check recomputes both gates the official way: its files (and so its report)
+    say otherwise."""
+    research = research_gates(run.path)
+    if research:
+        which = ", ".join(f"{name} by {MODE_NAMES.get(mode, mode)} gates" for name, mode in sorted(research.items()))
+        return Check(
+            point,
+            "gates",
+            False,
+            f"judged by research gates ({which}), which never make an official point; rejudge it with the official "
+            f"gates: `trajbench eval inline {point}` and `trajbench eval osl {point}` (default --gates official, "
+            "docs/accuracy.md)",
+        )
+    return Check(point, "gates", True, "judged by the official gates (the profile's threshold and band)")
 
 
 def _check_trajectories(run: Run, point: str) -> Check:

@@ -33,6 +33,7 @@ import traces
 from replay import Record
 
 from .errors import EvalError
+from .gates import MODE_NAMES, check_mode, inline_bar
 from .results import DomainScore, Mismatch, Scores, TurnTotals, WindowScore
 from .rules import Rules, action_score, intent_score, load_rules, message_actions, model_intent
 from .rundir import GroundTruth, Run, Truth, open_run
@@ -72,19 +73,21 @@ def score_run(
     *,
     shards: str | Path | None = None,
     rules: str | Path | None = None,
+    gates: str = "official",
     write: bool = True,
     progress: traces.Progress | None = None,
 ) -> Scores:
-    """Score a run folder; writes `scores.json` into it unless `write` is False. `progress`
-    counts the turns scored."""
+    """Score a run folder against the threshold of `gates` (docs/accuracy.md); writes
+    `scores.json` into it unless `write` is False. `progress` counts the turns scored."""
+    check_mode(gates)
     run = open_run(run_dir, shards)
-    result = score(run, load_rules(rules), progress)
+    result = score(run, load_rules(rules), progress, gates=gates)
     if write:
         result.write(run.path)
     return result
 
 
-def score(run: Run, rules: Rules, progress: traces.Progress | None = None) -> Scores:
+def score(run: Run, rules: Rules, progress: traces.Progress | None = None, *, gates: str = "official") -> Scores:
     gt = run.truth(rules)
     records = run.records()
     turns, not_issued = _denominator(records, gt, run)
@@ -105,6 +108,7 @@ def score(run: Run, rules: Rules, progress: traces.Progress | None = None) -> Sc
         if truth.exclude_reason is not None:
             continue
         row = _score_turn(t, truth, rules)
+        row["_perfect"] = truth.recorded_score
         per_turn.append(row)
         if row.get("missing"):
             missing_by_status[t.status] += 1
@@ -113,7 +117,7 @@ def score(run: Run, rules: Rules, progress: traces.Progress | None = None) -> Sc
     per_turn.sort(key=lambda r: (r["conversation_id"], r["repeat"], r["client_turn"]))
     observed = sum(1 for r in per_turn if not r.get("missing"))
     whole = _mean(r["_v"] for r in per_turn)
-    threshold = run.profile.thresholds.inline if run.profile is not None else None
+    threshold, basis = inline_bar(gates, run.profile, _mean(r["_perfect"] for r in per_turn))
     return Scores(
         score=whole,
         turns=TurnTotals(
@@ -129,7 +133,7 @@ def score(run: Run, rules: Rules, progress: traces.Progress | None = None) -> Sc
             missing_by_status=dict(sorted(missing_by_status.items())),
         ),
         domains=_domains(per_turn),
-        per_turn=[{k: v for k, v in r.items() if k != "_v"} for r in per_turn],
+        per_turn=[{k: v for k, v in r.items() if k not in ("_v", "_perfect")} for r in per_turn],
         excluded_turns=_excluded(gt),
         window=WindowScore(
             score=_mean(r["_v"] for r in per_turn if r["in_window"]),
@@ -143,6 +147,7 @@ def score(run: Run, rules: Rules, progress: traces.Progress | None = None) -> Sc
         rules=rules.describe(),
         reading=READING,
         dataset={"shards": str(run.shards.path), "content_hash": run.shards.content_hash},
+        gates=basis,
     )
 
 
@@ -258,9 +263,13 @@ def summary_lines(result: Scores) -> list[str]:
     ]
     for d, v in result.domains.items():
         lines.append(f"  {d}: {_fmt(v.score)} over {v.scored} turns")
+    g = result.gates
     if result.threshold is not None:
         verdict = "PASS" if result.passed else "FAIL"
-        lines.append(f"{verdict}: {result.profile} needs >= {result.threshold:.4f}")
+        bar = f"{result.profile} needs" if g.official else f"research gate ({MODE_NAMES[g.mode]}) needs"
+        lines.append(f"{verdict}: {bar} >= {result.threshold:.4f}")
+    if not g.official or result.threshold is None:
+        lines.append(f"gates: {g.how}")
     for d, items in result.mismatches.items():
         lines.append(f"most frequent {d} mismatches (expected -> produced):")
         lines.extend(f"  {m.count:>6}  {m.expected} -> {m.produced}" for m in items[:5])

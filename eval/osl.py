@@ -25,7 +25,8 @@ import traces
 from replay import Record
 
 from .errors import EvalError
-from .results import Band, OslPopulation, OslResult
+from .gates import MODE_NAMES, check_mode, osl_band
+from .results import RESEARCH_NOTE, OslPopulation, OslResult
 from .rundir import GroundTruth, Run, open_run
 
 Count = Callable[[Record], "int | None"]
@@ -37,13 +38,16 @@ def osl_gate(
     profile: str | None = None,
     shards: str | Path | None = None,
     tokenizer: str | None = None,
+    gates: str = "official",
     write: bool = True,
     progress: traces.Progress | None = None,
 ) -> OslResult:
-    """OSL statistics of a run and the verdict against `profile` (default: the run's);
-    `progress` counts the answers counted with a tokenizer."""
+    """OSL statistics of a run and the verdict against the band of `gates` (official: the band
+    of `profile`, default the run's; docs/accuracy.md); `progress` counts the answers counted
+    with a tokenizer."""
+    check_mode(gates)
     run = open_run(run_dir, shards)
-    result = osl_of(run, profile, tokenizer=tokenizer, progress=progress)
+    result = osl_of(run, profile, tokenizer=tokenizer, gates=gates, progress=progress)
     if write:
         result.write(run.path)
     return result
@@ -85,26 +89,37 @@ def _recount(spec: str, profile: traces.Profile) -> Count:
 
 
 def osl_of(
-    run: Run, profile: str | None = None, *, tokenizer: str | None = None, progress: traces.Progress | None = None
+    run: Run,
+    profile: str | None = None,
+    *,
+    tokenizer: str | None = None,
+    gates: str = "official",
+    progress: traces.Progress | None = None,
 ) -> OslResult:
     name = profile or run.profile_name or "kimi-k3"
     prof = traces.get_profile(name)
-    lo, hi = prof.thresholds.osl_min, prof.thresholds.osl_max
     records = run.records()
     gt = run.truth()
+    in_window = [r for r in records if r.in_window]
+    band, basis = osl_band(gates, prof, _mean(_expected([r for r in in_window if r.ok], gt)))
+    lo, hi = band.min, band.max
     count, counted_with = client_counter(run, prof, tokenizer)
     if count is not None:
         count = _counted_once(count, [r for r in records if r.ok], progress)
-    window = _population([r for r in records if r.in_window], gt, lo, hi, count)
+    window = _population(in_window, gt, lo, hi, count)
     whole = _population(records, gt, lo, hi, count)
     passed: bool | None
-    if lo is None or hi is None:
+    if basis.mode == "off":
+        passed, reason = None, basis.how
+    elif basis.official and (lo is None or hi is None):
         passed, reason = None, f"profile {name} has no official OSL band"
     elif window.turns and window.failed == window.turns:
         passed, reason = (
             False,
             f"every one of the {window.turns} window turns failed: there is no output to measure; see the run's errors",
         )
+    elif lo is None or hi is None:  # a dataset band with nothing to derive it from
+        passed, reason = None, basis.how
     elif window.mean is None:
         passed, reason = (
             False,
@@ -116,15 +131,18 @@ def osl_of(
     else:
         passed = window.in_band
         reason = _verdict(window.mean, lo, hi)
+    if not basis.official and passed is not None:
+        reason += f" (research band, {MODE_NAMES[basis.mode]} — {RESEARCH_NOTE})"
     return OslResult(
         profile=name,
-        band=Band(lo, hi),
+        band=band,
         passed=passed,
         reason=reason,
         method="client-tokenizer" if count is not None else "server-usage",
         tokenizer=counted_with,
         window=window,
         all=whole,
+        gates=basis,
     )
 
 
@@ -145,6 +163,15 @@ def _mean(values: list[int]) -> float | None:
     return round(sum(values) / len(values), 2) if values else None
 
 
+def _expected(ok: list[Record], gt: GroundTruth) -> list[int]:
+    """The recorded answers' output tokens (`expected_osl_tokens`) of the given turns."""
+    return [
+        n
+        for t in (gt.truths.get((r.trajectory_id, r.turn)) for r in ok)
+        if t is not None and (n := t.expected_osl_tokens) is not None
+    ]
+
+
 def _population(
     records: list[Record], gt: GroundTruth, lo: float | None, hi: float | None, count: Count | None
 ) -> OslPopulation:
@@ -153,11 +180,7 @@ def _population(
     pairs = [(r, count(r)) for r in ok] if count is not None else []
     client = [n for _, n in pairs if n is not None]
     both = [n - s for r, n in pairs if n is not None and (s := r.completion_tokens) is not None]
-    expected = [
-        n
-        for t in (gt.truths.get((r.trajectory_id, r.turn)) for r in ok)
-        if t is not None and (n := t.expected_osl_tokens) is not None
-    ]
+    expected = _expected(ok, gt)
     gate = client if count is not None else server
     mean = _mean(gate)
     in_band = outside_by = None
@@ -211,4 +234,6 @@ def summary_lines(result: OslResult) -> list[str]:
         )
     verdict = {True: "PASS", False: "FAIL", None: "n/a"}[result.passed]
     lines.append(f"{verdict}: {result.reason}")
+    if not result.gates.official and result.passed is not None:
+        lines.append(f"gates: {result.gates.how}")
     return lines

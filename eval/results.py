@@ -14,6 +14,40 @@ import traces
 
 from .layout import OSL_FILE, SCORES_FILE
 
+#: How a gate's bar is set (docs/accuracy.md): the profile's official numbers, numbers derived
+#: from the dataset's own recorded answers (research), or no bar at all (research).
+GATE_MODES = ("official", "dataset", "off")
+
+#: What a reader is told about a point judged by anything but the official gates.
+RESEARCH_NOTE = "not an official result"
+
+
+@dataclass(frozen=True)
+class InlineGate:
+    """How scores.json's threshold was set. Files written before research gates existed were
+    judged by the official threshold, which is what the defaults say."""
+
+    mode: str = "official"
+    official: bool = True
+    how: str = "the profile's official inline threshold"
+    #: dataset mode: the recorded answers' own mean score over the same scored turns
+    perfect_score: float | None = None
+    #: dataset mode: the share of that perfect score the threshold asks for
+    factor: float | None = None
+
+
+@dataclass(frozen=True)
+class OslGate:
+    """How osl.json's band was set (defaults: the official band, as for older files)."""
+
+    mode: str = "official"
+    official: bool = True
+    how: str = "the profile's official OSL band"
+    #: dataset mode: the recorded answers' mean output tokens over the same window turns
+    centre: float | None = None
+    #: dataset mode: the band's half-width as a share of the centre
+    tolerance: float | None = None
+
 
 @dataclass(frozen=True)
 class DomainScore:
@@ -73,6 +107,7 @@ class Scores(traces.JsonFile):
     rules: dict[str, Any]
     reading: str
     dataset: dict[str, str]
+    gates: InlineGate = InlineGate()
 
     def write(self, folder: str | os.PathLike[str]) -> Path:
         """Write, keeping the keys other tools merged into an existing file."""
@@ -132,3 +167,4 @@ class OslResult(traces.JsonFile):
     tokenizer: str | None
     window: OslPopulation
     all: OslPopulation
+    gates: OslGate = OslGate()

@@ -16,7 +16,7 @@ import traces
 from replay import Record, ReplayError, RunInfo, RunOutcome, read_records, read_run_info
 
 from .errors import EvalError
-from .rules import Rules, default_rules, message_actions
+from .rules import Rules, default_rules, intent_score, message_actions, model_intent
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,9 @@ class Truth:
     actions: tuple[str, ...]
     intents: tuple[str, ...]
     expected_osl_tokens: int | None
+    #: the recorded answer's own score under the rules (what a perfect model scores here);
+    #: below 1 on a workflow answer that states no intent (`eval.gates`, dataset mode)
+    recorded_score: float = 1.0
 
     @property
     def exclude_reason(self) -> str | None:
@@ -167,14 +170,19 @@ def ground_truth(shards: traces.Shards, rules: Rules | None = None) -> GroundTru
         domain = r.domain(tid)
         for row in inst.turns:
             exp = row.expected
+            intents = tuple(sorted({c.upper() for c in row.intent_codes or ()})) if domain == "workflow" else ()
             truths[(tid, row.turn)] = Truth(
                 trajectory_id=tid,
                 turn=row.turn,
                 assistant_turn=None if exp is None else int(exp["turn"]),
                 domain=domain,
                 actions=tuple(message_actions(exp.get("tool_calls"), r)) if exp and domain == "coding" else (),
-                intents=tuple(sorted({c.upper() for c in row.intent_codes or ()})) if domain == "workflow" else (),
+                intents=intents,
                 expected_osl_tokens=row.expected_osl_tokens,
+                # a coding answer scores 1 against its own actions; an intent must be stated
+                recorded_score=intent_score(model_intent(exp.get("reasoning_content"), exp.get("content"), r), intents)
+                if exp and domain == "workflow"
+                else 1.0,
             )
         turns[tid] = tuple(row.turn for row in inst.turns)
     return GroundTruth(truths, turns)

@@ -34,11 +34,28 @@ class Point:
     inline_pass: bool | None
     osl_mean: float | None
     osl_pass: bool | None
+    ttft_p50_ms: float | None = None
+    ttft_p99_ms: float | None = None
+    tpot_p50_ms: float | None = None
+    tpot_p90_ms: float | None = None
+    #: "official", else the research gate modes that judged it ("dataset", "off", "dataset+off")
+    gates: str = "official"
+    gates_note: str = ""  # how a research point is labelled (eval's words)
+    started_at: str = ""  # run.json's: the latest run at a concurrency is a system's point
+    dataset_hash: str = ""
+    profile: str = ""
+    target: str = "real"  # or "simulated": never an official point
 
     @property
     def accurate(self) -> bool:
         """A point counts only when no accuracy gate failed (an unknown gate is not a failure)."""
         return self.inline_pass is not False and self.osl_pass is not False
+
+    @property
+    def research(self) -> bool:
+        """Judged by research gates (docs/accuracy.md): never an official point, never on an
+        official frontier."""
+        return self.gates != "official"
 
 
 def dominates(a: Point, b: Point) -> bool:

@@ -1,8 +1,11 @@
 """`trajbench report`: turn runs and sweeps into the buyer's decision (docs/metrics.md).
 
 Writes the Pareto step chart and per-concurrency charts (PNG), `points.csv` / `points.json` with
-every number and its definition, and one self-contained `report.html` (images embedded, no
-network). Given the same run folders it writes the same numbers.
+every number and its definition (machine keys), and one self-contained `report.html` (images
+embedded, no network) that a person reads: human column names, the server's settings per system,
+and a visible warning for anything that makes numbers incomparable or unofficial (points of
+different datasets, research gates, a simulated target). Given the same run folders it writes
+the same bytes.
 """
 
 from __future__ import annotations
@@ -19,36 +22,57 @@ from traces import make_dir
 
 from .errors import ReplayError
 from .pareto import Point, frontier, normalised
-from .plots import metric_chart, pareto_chart
-from .points import GatesOf, load_points
+from .plots import curves, metric_chart, pareto_chart
+from .points import GatesOf, Replaced, collect_points
 from .runinfo import RunInfo
 
-DEFINITIONS = {
-    "label": "system name (--label NAME=DIR, default the folder name)",
-    "concurrency": "simulated users (slots), each with at most one request in flight",
-    "per_user_tps": "pooled per-user speed: Σ output tokens / Σ E2E seconds over window turns (docs/metrics.md)",
-    "throughput_tps": "system output tokens/s over the performance window (docs/metrics.md)",
-    "requests_per_s": "completed window turns per second",
-    "ttft_p90_ms": "90th percentile time to first token, ms (observed value, numpy method=lower)",
-    "cache_hit": "measured prefix-cache hit: Σ cached / Σ prompt tokens as the server reports them",
-    "failed_turns": "turns that failed (HTTP error, broken stream, error object, timeout)",
-    "issued_turns": "turns sent",
-    "inline_score": "inline accuracy over all scored turns (docs/accuracy.md)",
-    "inline_pass": "inline score meets the profile's threshold",
-    "osl_mean": "mean output tokens per window turn (docs/accuracy.md)",
-    "osl_pass": "OSL mean is inside the profile's band",
-    "on_frontier": "the point is non-dominated among this system's accurate points",
-    "per_dollar_hour": "throughput_tps / cost per hour (given --cost-per-hour)",
-    "per_watt": "throughput_tps / power in watts (given --power-watts)",
-}
+#: Every column of points.csv / points.json: (machine key, human name, definition).
+COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("label", "System", "system name (--label NAME=DIR[,DIR…], default the folder name)"),
+    ("concurrency", "Concurrency (users)", "simulated users (slots), each with at most one request in flight"),
+    (
+        "per_user_tps",
+        "Per-user speed (tok/s)",
+        "pooled per-user speed: Σ output tokens / Σ E2E seconds over window turns (docs/metrics.md)",
+    ),
+    ("throughput_tps", "Throughput (tok/s)", "system output tokens/s over the performance window (docs/metrics.md)"),
+    ("requests_per_s", "Requests/s", "completed window turns per second"),
+    ("ttft_p50_ms", "TTFT p50 (ms)", "median time to first token, ms (observed value, numpy method=lower)"),
+    ("ttft_p90_ms", "TTFT p90 (ms)", "90th percentile time to first token, ms (observed value, numpy method=lower)"),
+    ("ttft_p99_ms", "TTFT p99 (ms)", "99th percentile time to first token, ms (observed value, numpy method=lower)"),
+    ("tpot_p50_ms", "TPOT p50 (ms)", "median time per output token after the first chunk, ms (docs/metrics.md)"),
+    ("tpot_p90_ms", "TPOT p90 (ms)", "90th percentile time per output token after the first chunk, ms"),
+    (
+        "cache_hit",
+        "Prefix-cache hit",
+        "measured prefix-cache hit: Σ cached / Σ prompt tokens as the server reports them",
+    ),
+    ("failed_turns", "Failed turns", "turns that failed (HTTP error, broken stream, error object, timeout)"),
+    ("issued_turns", "Issued turns", "turns sent"),
+    ("inline_score", "Inline score", "inline accuracy over all scored turns (docs/accuracy.md)"),
+    ("inline_pass", "Inline gate", "inline score meets the threshold of the point's gates"),
+    ("osl_mean", "OSL mean (tok/turn)", "mean output tokens per window turn (docs/accuracy.md)"),
+    ("osl_pass", "OSL gate", "OSL mean is inside the band of the point's gates"),
+    (
+        "gates",
+        "Gates",
+        "official, or the research gates that judged the point (dataset, off): never an official result (docs/accuracy.md)",
+    ),
+    ("target", "Target", "real inference server, or trajbench's simulator (never an official point)"),
+    ("started_at", "Started", "when the run started (run.json); the latest run at a concurrency is the point"),
+    ("on_frontier", "On frontier", "the point is non-dominated among its system's accurate points of the same gates"),
+    ("per_dollar_hour", "Tok/s per $/h", "throughput_tps / cost per hour (given --cost-per-hour)"),
+    ("per_watt", "Tok/s per W", "throughput_tps / power in watts (given --power-watts)"),
+)
+DEFINITIONS = {key: definition for key, _, definition in COLUMNS}
+HEADERS = {key: name for key, name, _ in COLUMNS} | {"run": "Run folder"}
+
+_PERCENT = frozenset({"cache_hit", "inline_score"})
+_GATE = frozenset({"inline_pass", "osl_pass"})
 
 
 def _rows(points: list[Point], cost: float | None, watts: float | None) -> list[dict[str, Any]]:
-    on_front = {
-        p.run_dir
-        for label in {q.label for q in points}
-        for p in frontier([q for q in points if q.label == label and q.accurate])
-    }
+    on_front = {p.run_dir for pts in curves(points).values() for p in frontier([q for q in pts if q.accurate])}
     rows = []
     for p in points:
         row = {k: v for k, v in asdict(p).items() if k != "run_dir"}
@@ -64,15 +88,29 @@ def _img(path: Path) -> str:
     return f'<img alt="{html.escape(path.stem)}" src="data:image/png;base64,{data}">'
 
 
-def _fmt(v: Any) -> str:
+def _fmt(key: str, v: Any) -> str:
+    """A cell as a person reads it: thousands separated, shares as percentages, verdicts as words."""
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return ("pass" if v else "FAIL") if key in _GATE else ("yes" if v else "no")
+    if isinstance(v, int):
+        return f"{v:,}"
     if isinstance(v, float):
-        return f"{v:,.4g}" if abs(v) < 1 else f"{v:,.1f}"
-    return "—" if v is None else html.escape(str(v))
+        if key in _PERCENT:
+            return f"{100 * v:.2f}%"
+        return f"{v:,.1f}" if abs(v) >= 1 or v == 0 else f"{v:,.3g}"
+    return html.escape(str(v))
 
 
 def _table(rows: list[dict[str, Any]], cols: list[str], css: str) -> str:
-    head = "".join(f'<th title="{html.escape(DEFINITIONS.get(c, c))}">{html.escape(c)}</th>' for c in cols)
-    body = "".join(f'<tr class="{css}">' + "".join(f"<td>{_fmt(r.get(c))}</td>" for c in cols) + "</tr>" for r in rows)
+    head = "".join(
+        f'<th title="{html.escape(DEFINITIONS.get(c, c))}" data-key="{c}">{html.escape(HEADERS.get(c, c))}</th>'
+        for c in cols
+    )
+    body = "".join(
+        f'<tr class="{css}">' + "".join(f"<td>{_fmt(c, r.get(c))}</td>" for c in cols) + "</tr>" for r in rows
+    )
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
@@ -93,15 +131,111 @@ _SHOWN_CONFIG = (
 )
 
 
-def _configs(points: list[Point]) -> str:
+def _configs(points: list[Point], infos: dict[str, RunInfo]) -> str:
     parts = []
     for p in points:
-        run = RunInfo.read(p.run_dir).to_json()
+        run = infos[p.run_dir].to_json()
         keep = {k: run[k] for k in _SHOWN_CONFIG}
         parts.append(
-            f"<details><summary>{html.escape(p.label)} C={p.concurrency}</summary><pre>{html.escape(json.dumps(keep, indent=2, sort_keys=True))}</pre></details>"
+            f"<details><summary>{html.escape(p.label)} C={p.concurrency:,}</summary><pre>{html.escape(json.dumps(keep, indent=2, sort_keys=True))}</pre></details>"
         )
     return "".join(parts)
+
+
+def _settings_of(info: RunInfo) -> dict[str, str]:
+    """What a reader needs to know of the server a point measured, from its run.json."""
+    pre = info.preflight
+    served = (
+        "not checked (--skip-preflight)"
+        if pre is None or not pre.checked
+        else ", ".join(pre.served_models or []) or "none listed"
+    )
+    keep_alive = {True: "yes", False: "no: a connection per request", None: "not checked"}[
+        pre.keep_alive if pre is not None else None
+    ]
+    target = info.target + (f" ({info.target_evidence})" if info.target_evidence else "")
+    return {
+        "Endpoint": info.endpoint,
+        "Target": target,
+        "Model (as requested)": info.model,
+        "Served models (preflight)": served,
+        "Keeps connections alive": keep_alive,
+        "Profile": info.profile,
+        "Request parameters": ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(info.request_params.items()))
+        or "none",
+        "Dataset": f"{info.dataset.name} ({info.dataset.content_hash[:16]}…)",
+        "Salt / history marker": f"{info.salt} / {'on' if info.history_marker else 'off'}",
+        "Recorded delays": "injected" if info.inject_delays else "skipped (not official)",
+        "Workers": f"{info.workers:,}",
+        "trajbench": info.trajbench_version,
+    }
+
+
+def _settings(points: list[Point], infos: dict[str, RunInfo]) -> str:
+    """One column per system; a setting that differs between a system's points lists each
+    value with the concurrencies that used it."""
+    systems: dict[str, dict[str, dict[str, list[int]]]] = {}
+    for p in points:
+        for key, value in _settings_of(infos[p.run_dir]).items():
+            systems.setdefault(p.label, {}).setdefault(key, {}).setdefault(value, []).append(p.concurrency)
+    keys = list(next(iter(systems.values())))
+
+    def cell(values: dict[str, list[int]]) -> str:
+        if len(values) == 1:
+            return html.escape(next(iter(values)))
+        return "<br>".join(
+            f"{html.escape(v)} (C={', '.join(f'{c:,}' for c in cs)})" for v, cs in sorted(values.items())
+        )
+
+    head = "<th>Setting</th>" + "".join(f"<th>{html.escape(label)}</th>" for label in systems)
+    body = "".join(
+        f"<tr><th>{html.escape(k)}</th>" + "".join(f"<td>{cell(s[k])}</td>" for s in systems.values()) + "</tr>"
+        for k in keys
+    )
+    return (
+        f'<div class="scroll"><table class="settings"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+    )
+
+
+def _warnings(points: list[Point], replaced: list[Replaced]) -> str:
+    """Everything that makes the numbers incomparable or unofficial, before any number."""
+    out = []
+    hashes: dict[str, set[str]] = {}
+    for p in points:
+        hashes.setdefault(p.dataset_hash, set()).add(p.label)
+    if len(hashes) > 1:
+        which = "; ".join(
+            f"<code>{html.escape(h[:16])}…</code>: {html.escape(', '.join(sorted(labels)))}"
+            for h, labels in sorted(hashes.items())
+        )
+        out.append(
+            '<div class="warn" id="dataset-warning"><b>Warning: these points come from different datasets</b> '
+            f"(manifest content hashes {which}). Numbers measured on different datasets are not comparable "
+            "(docs/metrics.md).</div>"
+        )
+    notes = sorted({(p.label, p.gates_note) for p in points if p.research})
+    for label, note in notes:
+        out.append(
+            f'<div class="warn research"><b>{html.escape(label)}: {html.escape(note)}</b>. Its points were judged '
+            "by research gates, not the benchmark's; they draw their own dashed frontier (docs/accuracy.md).</div>"
+        )
+    simulated = sorted({p.label for p in points if p.target != "real"})
+    if simulated:
+        out.append(
+            f'<div class="warn simulated"><b>{html.escape(", ".join(simulated))}: measured against trajbench\'s '
+            "simulator</b>, not a real inference server; never an official result.</div>"
+        )
+    if replaced:
+        items = "".join(
+            f"<li>{html.escape(r.label)} C={r.concurrency:,}: {html.escape(r.run_dir)} (started {html.escape(r.started_at)}) "
+            f"replaced by the later {html.escape(r.by)}</li>"
+            for r in replaced
+        )
+        out.append(
+            f'<div class="note">{len(replaced):,} earlier run(s) replaced by a later run of the same system at the '
+            f"same concurrency:<ul>{items}</ul></div>"
+        )
+    return "\n".join(out)
 
 
 def build_report(
@@ -112,9 +246,12 @@ def build_report(
     power_watts: float | None = None,
     gates_of: GatesOf | None = None,
 ) -> Path:
-    """The report of the given (label, run or sweep folder) inputs; `gates_of` gives each point's
+    """The report of the given (label, run or sweep folder) inputs; one label may name several
+    folders (the latest run at each concurrency is its point). `gates_of` gives each point's
     accuracy verdicts (eval's; without it no point is marked failing)."""
-    points = load_points(inputs, gates_of)
+    found = collect_points(inputs, gates_of)
+    points = found.points
+    infos = {p.run_dir: RunInfo.read(p.run_dir) for p in points}
     make_dir(out, error=ReplayError)
     rows = _rows(points, cost_per_hour, power_watts)
     cols = [c for c in DEFINITIONS if any(c in r for r in rows)]
@@ -123,9 +260,58 @@ def build_report(
         w.writeheader()
         w.writerows(rows)
     (out / "points.json").write_text(
-        json.dumps({"definitions": {c: DEFINITIONS[c] for c in cols}, "points": rows}, indent=2, sort_keys=True) + "\n",
+        json.dumps(
+            {
+                "definitions": {c: DEFINITIONS[c] for c in cols},
+                "points": rows,
+                "replaced": [asdict(r) for r in found.replaced],
+            },
+            indent=2,
+            sort_keys=True,
+        )
+        + "\n",
         encoding="utf-8",
     )
+    charts = _charts(points, out, cost_per_hour, power_watts)
+    failing = [r for r in rows if r["inline_pass"] is False or r["osl_pass"] is False]
+    hashes = sorted({p.dataset_hash for p in points})
+    shown = [c for c in cols if c not in ("started_at",)]
+    page = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>trajbench report</title>
+<style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}}table{{border-collapse:collapse;font-size:13px}}
+td,th{{border:1px solid #ccc;padding:3px 6px;text-align:right}}th{{background:#f4f4f4}}table.settings td,table.settings th{{text-align:left}}
+img{{max-width:100%}}.charts img{{width:48%}}.fail td{{background:#fde8e8}}.scroll{{overflow-x:auto}}
+.warn{{border:2px solid #d62728;background:#fff1f0;padding:8px 12px;margin:10px 0}}.research{{border-color:#e68a00;background:#fff8e6}}
+.note{{border:1px solid #999;background:#f7f7f7;padding:6px 12px;margin:10px 0}}</style></head>
+<body data-points="{len(points)}">
+<h1>trajbench report</h1>
+<p>{len(points):,} measured point(s) from {len({p.label for p in points}):,} system(s). Dataset manifest hash: <code>{html.escape(", ".join(hashes))}</code></p>
+{_warnings(points, found.replaced)}
+<h2>Throughput vs per-user speed</h2>
+{_img(charts[0])}
+<p>The frontier is a step function through measured points only (docs/metrics.md). Crosses fail an accuracy gate and do not count. A dashed curve is judged by research gates: not an official result (docs/accuracy.md).</p>
+<h2>Points</h2>
+{_table(rows, [*shown, "run"], "point")}
+<h2>Points failing an accuracy gate</h2>
+{_table(failing, ["label", "concurrency", "gates", "inline_score", "inline_pass", "osl_mean", "osl_pass", "run"], "fail") if failing else "<p>None.</p>"}
+<h2>Against concurrency</h2>
+<div class="charts">{"".join(_img(c) for c in charts[1:])}</div>
+<h2>Server settings</h2>
+{_settings(points, infos)}
+<h2>Run configuration</h2>
+{_configs(points, infos)}
+<h2>Definitions</h2>
+<ul>{"".join(f"<li><b>{html.escape(HEADERS[k])}</b> (<code>{k}</code>): {html.escape(v)}</li>" for k, v in DEFINITIONS.items() if k in cols)}</ul>
+</body></html>
+"""
+    (out / "report.html").write_text(page, encoding="utf-8")
+    if not (out / "report.html").stat().st_size:
+        raise ReplayError(f"{out}: could not write report.html")
+    return out / "report.html"
+
+
+def _charts(points: list[Point], out: Path, cost_per_hour: float | None, power_watts: float | None) -> list[Path]:
+    """The Pareto chart first (and its per-dollar and per-watt forms), then metrics against concurrency."""
     charts = [pareto_chart(points, out / "pareto.png")]
     if cost_per_hour:
         charts.append(
@@ -134,6 +320,7 @@ def build_report(
                 out / "pareto_per_dollar.png",
                 y_label="output tok/s per $/h",
                 y=lambda p: p.throughput_tps / cost_per_hour,
+                title="Throughput per dollar-hour vs per-user speed",
             )
         )
     if power_watts:
@@ -143,48 +330,49 @@ def build_report(
                 out / "pareto_per_watt.png",
                 y_label="output tok/s per W",
                 y=lambda p: p.throughput_tps / power_watts,
+                title="Throughput per watt vs per-user speed",
             )
         )
     charts += [
         metric_chart(
-            points, out / "throughput_vs_concurrency.png", lambda p: p.throughput_tps, "system throughput (tok/s)"
+            points,
+            out / "throughput_vs_concurrency.png",
+            lambda p: p.throughput_tps,
+            "system throughput (tok/s)",
+            title="System throughput",
+            tokens=True,
         ),
-        metric_chart(points, out / "ttft_p90_vs_concurrency.png", lambda p: p.ttft_p90_ms, "TTFT p90 (ms)"),
-        metric_chart(points, out / "per_user_vs_concurrency.png", lambda p: p.per_user_tps, "per-user speed (tok/s)"),
-        metric_chart(points, out / "errors_vs_concurrency.png", lambda p: float(p.failed_turns), "failed turns"),
+        metric_chart(
+            points, out / "ttft_p90_vs_concurrency.png", lambda p: p.ttft_p90_ms, "TTFT p90 (ms)", title="TTFT p90"
+        ),
+        metric_chart(
+            points, out / "tpot_p90_vs_concurrency.png", lambda p: p.tpot_p90_ms, "TPOT p90 (ms)", title="TPOT p90"
+        ),
+        metric_chart(
+            points,
+            out / "per_user_vs_concurrency.png",
+            lambda p: p.per_user_tps,
+            "per-user speed (tok/s)",
+            title="Per-user speed",
+            tokens=True,
+        ),
+        metric_chart(
+            points,
+            out / "errors_vs_concurrency.png",
+            lambda p: float(p.failed_turns),
+            "failed turns",
+            title="Failed turns",
+            counts=True,
+        ),
     ]
     if any(p.cache_hit is not None for p in points):
         charts.append(
             metric_chart(
-                points, out / "cache_hit_vs_concurrency.png", lambda p: p.cache_hit, "measured prefix-cache hit"
+                points,
+                out / "cache_hit_vs_concurrency.png",
+                lambda p: p.cache_hit,
+                "measured prefix-cache hit",
+                title="Measured prefix-cache hit",
             )
         )
-    failing = [r for r in rows if r["inline_pass"] is False or r["osl_pass"] is False]
-    hashes = sorted({RunInfo.read(p.run_dir).dataset.content_hash for p in points})
-    page = f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>trajbench report</title>
-<style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}}table{{border-collapse:collapse;font-size:13px}}
-td,th{{border:1px solid #ccc;padding:3px 6px;text-align:right}}img{{max-width:100%}}.charts img{{width:48%}}
-.fail td{{background:#fde8e8}}.scroll{{overflow-x:auto}}</style></head>
-<body data-points="{len(points)}">
-<h1>trajbench report</h1>
-<p>{len(points)} measured point(s) from {len({p.label for p in points})} system(s). Dataset manifest hash: <code>{html.escape(", ".join(hashes))}</code></p>
-<h2>Throughput vs per-user speed</h2>
-{_img(charts[0])}
-<p>The frontier is a step function through measured points only (docs/metrics.md). Crosses fail an accuracy gate and do not count.</p>
-<h2>Points</h2>
-{_table(rows, [*cols, "run"], "point")}
-<h2>Points failing an accuracy gate</h2>
-{_table(failing, ["label", "concurrency", "inline_score", "inline_pass", "osl_mean", "osl_pass", "run"], "fail") if failing else "<p>None.</p>"}
-<h2>Against concurrency</h2>
-<div class="charts">{"".join(_img(c) for c in charts[1:])}</div>
-<h2>Run configuration</h2>
-{_configs(points)}
-<h2>Definitions</h2>
-<ul>{"".join(f"<li><b>{html.escape(k)}</b>: {html.escape(v)}</li>" for k, v in DEFINITIONS.items() if k in cols)}</ul>
-</body></html>
-"""
-    (out / "report.html").write_text(page, encoding="utf-8")
-    if not (out / "report.html").stat().st_size:
-        raise ReplayError(f"{out}: could not write report.html")
-    return out / "report.html"
+    return charts

@@ -4,7 +4,10 @@ The sweep folder holds `sweep.json` (the plan, the base configuration and each p
 rewritten atomically whenever a status changes) and one run folder per point (`c0001`, `c0004`,
 …). A point's status is `pending`, `running`, `done`, `interrupted` or `failed`. Rerunning the
 same command resumes: `done` points whose run finished are kept, every other point is rerun
-from the start (its partial folder removed).
+from the start (its partial folder removed); a longer list extends the sweep, a list that would
+drop one of its points is refused. `--add` extends it by only the concurrencies given: those it
+lacks are run (those it has are kept, or rerun when unfinished) and every other point is kept
+as it is.
 
 SIGINT or SIGTERM stops the whole sweep: the running point drains (as `replay run` does) and is
 marked `interrupted`, no further point starts, and `run_sweep` raises `Interrupted` (the CLI
@@ -100,12 +103,18 @@ async def run_sweep(
     *,
     after_point: AfterPoint | None = None,
     echo: Echo = print,
+    add: bool = False,
 ) -> Path:
     """Run (or resume) the sweep; returns its folder. Raises `Interrupted` when a signal
-    stopped it (after writing sweep.json)."""
+    stopped it (after writing sweep.json). `add`: extend the existing sweep in `out` by the
+    concurrencies it lacks, running only those (its other points are kept as they are)."""
     from .run import run_replay
 
     folder = Path(out)
+    if add and not SweepPlan.exists(folder):
+        raise ReplayError(
+            f"--add {folder}: no {SWEEP_FILE} there, so there is no sweep to add points to; start the sweep without --add"
+        )
     _check_folder(folder)
     traces.Shards(base.shards)  # not shards (a trace file given by mistake): say so before making the folder
     make_dir(folder, error=ReplayError)
@@ -119,7 +128,9 @@ async def run_sweep(
             }
         )
     )
+    wanted = sorted(set(concurrencies))
     before: dict[str, str] = {}
+    points = [SweepPoint(c, f"c{c:04d}", "pending") for c in wanted]
     if SweepPlan.exists(folder):
         try:
             old = SweepPlan.read(folder)
@@ -129,8 +140,21 @@ async def run_sweep(
             raise ReplayError(
                 f"{folder}: holds a sweep with other settings; use another --out or the same options to resume it"
             )
+        have = sorted(p.concurrency for p in old.points)
+        if add:  # the old points as they are, then the missing ones
+            points = sorted(
+                [*old.points, *(p for p in points if p.concurrency not in have)], key=lambda p: p.concurrency
+            )
+        elif dropped := [c for c in have if c not in wanted]:
+            missing = ",".join(str(c) for c in wanted if c not in have)
+            raise ReplayError(
+                f"{folder}: holds a sweep of concurrencies {','.join(map(str, have))}; this list would drop the "
+                f"finished or planned point(s) {','.join(map(str, dropped))} from it: give a list with every one of "
+                "them to resume or extend it"
+                + (f", or pass --add to run only the missing {missing}" if missing else "")
+            )
         before = {p.dir: p.status for p in old.points}
-    plan = SweepPlan(base_json, list(concurrencies), [SweepPoint(c, f"c{c:04d}", "pending") for c in concurrencies])
+    plan = SweepPlan(base_json, [p.concurrency for p in points], points)
     interrupt = Interrupt()
     stopped_at: SweepPoint | None = None
 
@@ -142,6 +166,8 @@ async def run_sweep(
     with interrupt.installed():
         for k, point in enumerate(plan.points):
             run_dir = folder / point.dir
+            if point.concurrency not in wanted:  # --add: a point of the sweep this command did not ask for
+                continue
             if RunOutcome.read(run_dir).complete and before.get(point.dir, "done") == "done":
                 plan.points[k] = replace(point, status="done")
                 echo(f"C={point.concurrency}: kept (already done)")

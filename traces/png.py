@@ -3,6 +3,8 @@ drawn and saved, so the same numbers give the same bytes with one matplotlib ver
 
 matplotlib runs on the Agg backend (no display needed) and PNGs are saved without the
 "Software" stamp. Importing this module imports matplotlib: the front door loads it lazily.
+The axis helpers of `traces.axes` (token units, log2 concurrency, zero-based y) come with it,
+so every chart reads the same way.
 """
 
 from __future__ import annotations
@@ -13,9 +15,24 @@ import matplotlib as _matplotlib
 
 _matplotlib.use("Agg")  # before pyplot is imported: no display is needed or wanted
 import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-__all__ = ["Figure", "plt", "save_png"]
+from .axes import concurrency_axis, count_axis, log_token_axis, number_axis, token_axis, tokens, zero_based
+
+__all__ = [
+    "Axes",
+    "Figure",
+    "concurrency_axis",
+    "count_axis",
+    "log_token_axis",
+    "number_axis",
+    "plt",
+    "save_png",
+    "token_axis",
+    "tokens",
+    "zero_based",
+]
 
 
 def save_png(fig: Figure, path: Path, *, dpi: int = 100) -> Path:

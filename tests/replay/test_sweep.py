@@ -62,3 +62,57 @@ def test_concurrency_lists_are_checked() -> None:
 def test_cli_needs_exactly_one_way_to_choose_points(sample_shards: Path, tmp_path: Path) -> None:
     res = CliRunner().invoke(cli, ["replay", "sweep", str(sample_shards), "--out", str(tmp_path / "s")])
     assert res.exit_code == 2 and "exactly one of --concurrency LIST or --regions" in res.output
+
+
+def test_add_runs_only_the_missing_points_and_keeps_the_rest(sample_shards: Path, tmp_path: Path) -> None:
+    """Results are submitted incrementally: a baseline sweep, then more operating points."""
+    with LoopbackServer(lambda b, h: Reply(chunks=3)) as srv:
+        base = RunConfig(shards=str(sample_shards), endpoint=srv.base_url, inject_delays=False, display=False)
+        folder = asyncio.run(run_sweep(base, [1, 2], tmp_path / "sweep", echo=lambda m: None))
+        baseline = {d: (folder / d / "records.jsonl").stat().st_mtime_ns for d in ("c0001", "c0002")}
+        first = len(srv.books.requests)
+        # a list without --add that leaves points out is refused: it would drop them from sweep.json
+        with pytest.raises(ReplayError, match=r"drop the finished or planned point\(s\) 1 from it.*missing 4$"):
+            asyncio.run(run_sweep(base, [2, 4], folder, echo=lambda m: None))
+        ran: list[str] = []
+        said: list[str] = []
+        asyncio.run(
+            run_sweep(base, [2, 4, 8], folder, after_point=lambda d: ran.append(d.name), echo=said.append, add=True)
+        )
+        assert ran == ["c0004", "c0008"] and "C=2: kept (already done)" in said
+        assert len(srv.books.requests) == first + 2 * 17  # two new points of 17 turns each
+    plan = json.loads((folder / "sweep.json").read_text())
+    assert plan["concurrencies"] == [1, 2, 4, 8]
+    assert [(p["concurrency"], p["status"]) for p in plan["points"]] == [
+        (1, "done"),
+        (2, "done"),
+        (4, "done"),
+        (8, "done"),
+    ]
+    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == ["c0001", "c0002", "c0004", "c0008"]
+    for d, mtime in baseline.items():  # the baseline's runs are untouched
+        assert (folder / d / "records.jsonl").stat().st_mtime_ns == mtime
+
+
+def test_add_needs_an_existing_sweep(sample_shards: Path, tmp_path: Path) -> None:
+    base = RunConfig(shards=str(sample_shards), endpoint="http://127.0.0.1:9", display=False)
+    with pytest.raises(ReplayError, match=r"no sweep\.json there, so there is no sweep to add points to"):
+        asyncio.run(run_sweep(base, [4], tmp_path / "new", echo=lambda m: None, add=True))
+    assert not (tmp_path / "new").exists()
+
+
+def test_cli_add_extends_a_sweep_by_its_missing_concurrencies(sample_shards: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sweep"
+    with LoopbackServer(lambda b, h: Reply(chunks=3)) as srv:
+        args = ["replay", "sweep", str(sample_shards), "--endpoint", srv.base_url, "--no-delays", "--out", str(out)]
+        first = CliRunner().invoke(cli, [*args, "-c", "1"], catch_exceptions=False)
+        assert first.exit_code == 0, first.output
+        added = CliRunner().invoke(cli, [*args, "-c", "1,2", "--add", "--gates", "off"], catch_exceptions=False)
+        assert added.exit_code == 0, added.output
+        assert len(srv.books.requests) == 2 * 17
+    assert "C=1: kept (already done)" in added.output and "C=2: replaying" in added.output
+    assert "C=1: judged again with --gates off" in added.output  # one sweep, one kind of gates
+    plan = json.loads((out / "sweep.json").read_text())
+    assert [(p["concurrency"], p["status"]) for p in plan["points"]] == [(1, "done"), (2, "done")]
+    for d in ("c0001", "c0002"):
+        assert json.loads((out / d / "scores.json").read_text())["gates"]["mode"] == "off"

@@ -177,6 +177,33 @@ def _reuse(streams: dict[str, list[InstanceStream]], errors: dict[str, str], opt
     return out
 
 
+def reuse_lost(stats: dict[str, Any], baseline: str = "none") -> dict[str, dict[str, dict[str, float]]]:
+    """What each salt mode costs an ideal prefix cache, per domain, against `baseline` (no
+    salting): `lost`, the input units it must compute that the baseline reuses (misses with the
+    salt minus misses without; the salt's own text counts), and `cross_lost`, the reuse across
+    trajectories the salt removes. Empty when the baseline was not analysed."""
+    reuse = stats["reuse"]
+    base = reuse.get(baseline, {})
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for mode, by_dom in reuse.items():
+        if mode == baseline or "error" in by_dom or "error" in base:
+            continue
+        out[mode] = {
+            dom: {
+                "lost": _missed(r) - _missed(base[dom]),
+                "cross_lost": base[dom]["cross"] * base[dom]["units"] - r["cross"] * r["units"],
+            }
+            for dom, r in by_dom.items()
+            if dom in base
+        }
+    return out
+
+
+def _missed(r: dict[str, Any]) -> float:
+    """Input units an ideal prefix cache must compute (the ones it cannot reuse)."""
+    return (1 - float(r["ideal"])) * float(r["units"])
+
+
 def _frac(a: int, b: int) -> float:
     return round(a / b, 6) if b else 0.0
 

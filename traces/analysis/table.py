@@ -8,6 +8,7 @@ from rich import box
 from rich.table import Table
 
 from ..sizes import format_size
+from .stats import reuse_lost
 
 
 def fmt_number(x: Any) -> str:
@@ -65,15 +66,19 @@ def stats_tables(stats: dict[str, Any]) -> list[Table]:
             )
         dists.add_row("", "delay sum s", "", _cell(d["delay_seconds"]["total"]), "", "", "", "", end_section=True)
 
-    reuse = Table(title=f"Ideal prefix reuse ({stats['units']['reuse']}, blocks of {stats['options']['block_size']})")
-    for col in ("salt", "domain", "within", "cross", "ideal"):
+    unit = stats["units"]["reuse"]
+    reuse = Table(title=f"Ideal prefix reuse ({unit}, blocks of {stats['options']['block_size']})")
+    for col in ("salt", "domain", "within", "cross", "ideal", f"lost vs none ({unit})"):
         reuse.add_column(col, justify="left" if col in ("salt", "domain") else "right")
+    lost = reuse_lost(stats)
     for mode, by_dom in stats["reuse"].items():
         if "error" in by_dom:
-            reuse.add_row(mode, "", "n/a", "n/a", by_dom["error"][:60])
+            reuse.add_row(mode, "", "n/a", "n/a", by_dom["error"][:60], "")
             continue
         for dom, r in by_dom.items():
-            reuse.add_row(mode, dom, _pct(r["within"]), _pct(r["cross"]), _pct(r["ideal"]))
+            cost = lost.get(mode, {}).get(dom)
+            shown = "0" if mode == "none" else "" if cost is None else fmt_number(round(cost["lost"]))
+            reuse.add_row(mode, dom, _pct(r["within"]), _pct(r["cross"]), _pct(r["ideal"]), shown)
     exact = stats["reuse_exact_within"]
     reuse.caption = f"exact message-level within-trajectory reuse: {_pct(exact['fraction'])} of {exact['unit']}"
 
