@@ -36,6 +36,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 KNOWN_ERRORS = (traces.TraceError, replay.ReplayError, evaluation.EvalError)
 
 
+def example(command_line: str) -> Callable[[F], F]:
+    """Append one `Example:` to a command's help (kept on its own line, not rewrapped)."""
+
+    def add(f: F) -> F:
+        f.__doc__ = (f.__doc__ or "").rstrip() + f"\n\n    Example:\n\n    \b\n      {command_line}\n"
+        return f
+
+    return add
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(traces.__version__, prog_name="trajbench")
 def cli() -> None:
@@ -92,6 +102,7 @@ def _inputs_help(f: F) -> F:
 
 
 @traces_group.command("validate")
+@example("trajbench traces validate traces.jsonl.zst --format mlperf-jsonl")
 @click.argument("sources", nargs=-1, required=True, type=click.Path())
 @FORMAT_OPTION
 @_inputs_help
@@ -111,6 +122,7 @@ def traces_validate(sources: tuple[str, ...], fmt: str, progress: str) -> None:
 
 
 @traces_group.command("build")
+@example("trajbench traces build traces.jsonl.zst --out shards --tokenizer qwen3.6")
 @click.argument("sources", nargs=-1, required=True, type=click.Path())
 @FORMAT_OPTION
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Shard folder to create.")
@@ -189,6 +201,7 @@ def _load_counter(spec: str | None) -> Any:
 
 
 @traces_group.command("verify")
+@example("trajbench traces verify shards")
 @SHARDS_ARGUMENT
 @click.option(
     "--files-only",
@@ -205,6 +218,7 @@ def traces_verify(shards_dir: str, files_only: bool) -> None:
 
 
 @traces_group.command("show")
+@example("trajbench traces show shards --trajectory sim_001 --turn 3")
 @SHARDS_ARGUMENT
 @click.option("--trajectory", "trajectory_id", required=True, help="Source conversation id.")
 @click.option(
@@ -238,6 +252,7 @@ def traces_show(
 
 
 @traces_group.command("export")
+@example("trajbench traces export shards --format openai-messages --out messages.jsonl")
 @SHARDS_ARGUMENT
 @click.option(
     "--format",
@@ -279,6 +294,7 @@ def traces_export(shards_dir: str, fmt: str, out: str, repeat: int) -> None:
 
 
 @traces_group.command("synth")
+@example("trajbench traces synth --out synthetic.jsonl.zst --scale 0.05")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Output file (.jsonl or .jsonl.zst).")
 @click.option("--seed", default=0, show_default=True, help="Seed: same seed and scale give the same bytes.")
 @click.option(
@@ -311,6 +327,7 @@ def _sizes(value: str | None) -> tuple[int, ...]:
 
 
 @traces_group.command("stats")
+@example("trajbench traces stats shards --tokenizer qwen3.6 --out stats")
 @SHARDS_ARGUMENT
 @click.option(
     "--tokenizer",
@@ -365,6 +382,7 @@ def traces_stats(
 
 
 @traces_group.command("card")
+@example("trajbench traces card shards --out data_cards/NAME.md --tokenizer qwen3.6")
 @SHARDS_ARGUMENT
 @click.option(
     "--out",
@@ -822,6 +840,7 @@ def _exit_codes(f: F) -> F:
 
 
 @replay_group.command("run")
+@example("trajbench replay run shards -c 8 --endpoint http://localhost:8000")
 @run_options
 @click.option(
     "--concurrency",
@@ -856,6 +875,7 @@ def replay_run(opts: RunOptions, concurrency: int, out: str | None, gates: str) 
 
 
 @replay_group.command("sweep")
+@example("trajbench replay sweep shards --concurrency 1,4,16 --out sweep --endpoint http://localhost:8000")
 @run_options
 @click.option(
     "--concurrency", "-c", "concurrency_list", default=None, help="Comma-separated concurrencies, e.g. 1,2,4,8,16."
@@ -906,6 +926,7 @@ def replay_sweep(
 
 
 @replay_group.command("calibrate")
+@example("trajbench replay calibrate --workers 2 --turns 2000")
 @click.option(
     "--concurrency",
     "-c",
@@ -1001,6 +1022,7 @@ SHARDS_OVERRIDE = click.option(
 
 
 @eval_group.command("inline")
+@example("trajbench eval inline runs/c8 --gates dataset")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 @SHARDS_OVERRIDE
 @click.option(
@@ -1037,6 +1059,7 @@ def _warn_partial(run_dir: str) -> None:
 
 
 @eval_group.command("osl")
+@example("trajbench eval osl runs/c8 --tokenizer qwen3.6")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 @click.option(
     "--profile",
@@ -1079,6 +1102,7 @@ def eval_osl(
 
 
 @eval_group.command("check")
+@example("trajbench eval check sweep/c0001 sweep/c0008 --swebench swe1 --swebench swe2 --swebench swe3 --swebench swe4")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option(
     "--swebench",
@@ -1120,6 +1144,7 @@ def eval_check(
 
 
 @eval_group.command("swebench")
+@example("trajbench eval swebench --dataset verified.parquet --endpoint http://localhost:8000 --profile kimi-k3 --out swe1")
 @click.option(
     "--dataset",
     required=True,
@@ -1246,6 +1271,7 @@ def eval_swebench(
 
 
 @eval_group.command("swebench-mean")
+@example("trajbench eval swebench-mean swe1 swe2 swe3 swe4")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 def eval_swebench_mean(run_dirs: tuple[str, ...]) -> None:
     """Mean SWE-bench score of the region runs RUN_DIRS against the profile's threshold.
@@ -1268,6 +1294,7 @@ def eval_swebench_mean(run_dirs: tuple[str, ...]) -> None:
 
 # ---------------------------------------------------------------- tokenizers
 @cli.command("tokenizers")
+@example("trajbench tokenizers")
 def tokenizers_cmd() -> None:
     """List the tokenizers `--tokenizer NAME[:PATH]` accepts (nothing is downloaded)."""
     from traces.tokenizers import TOKENIZERS
@@ -1279,6 +1306,7 @@ def tokenizers_cmd() -> None:
 
 # ---------------------------------------------------------------- profiles
 @cli.command("profiles")
+@example("trajbench profiles --json")
 @click.option("--json", "as_json", is_flag=True, help="Print the profiles as JSON.")
 def profiles_cmd(as_json: bool) -> None:
     """List the model profiles: served name, tokenizer, sampling parameters, thresholds."""
@@ -1340,6 +1368,7 @@ def _label_dirs(dirs: tuple[str, ...], labels: tuple[str, ...]) -> list[tuple[st
 
 
 @cli.command("report")
+@example("trajbench report --label A=sweepA,runA2 --label B=sweepB --out report")
 @click.argument("dirs", nargs=-1, type=click.Path(exists=True, file_okay=False))
 @click.option(
     "--out", required=True, type=click.Path(file_okay=False), help="Folder for report.html, PNGs and points.csv/json."
@@ -1399,6 +1428,7 @@ def _sim_options(command: F) -> F:
 
 
 @cli.command("serve-sim")
+@example("trajbench serve-sim --port 8000 --answers oracle --shards shards")
 @click.option(
     "--host", default="127.0.0.1", show_default=True, help="Interface to bind (loopback unless told otherwise)."
 )
@@ -1421,6 +1451,7 @@ def serve_sim(host: str, port: int, **options: object) -> None:
 
 # ---------------------------------------------------------------- demo
 @cli.command("demo")
+@example("trajbench demo --out demo-out")
 @click.option(
     "--out",
     default="demo-out",

@@ -265,7 +265,7 @@ def _check_hash(
 
 
 def _check_swebench(dirs: Sequence[str | Path], name: str) -> Check:
-    """SPEC §9.3 via eval.swebench's own mean: any note (run count, instances, incomplete
+    """docs/accuracy.md via eval.swebench's own mean: any note (run count, instances, incomplete
     instances, runtime) makes the runs non-official, so it fails the check."""
     if not dirs:
         return Check(

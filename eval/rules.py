@@ -1,4 +1,4 @@
-"""The inline-accuracy rules of SPEC §9.2 as pure functions over one assistant message.
+"""The inline-accuracy rules of docs/accuracy.md as pure functions over one assistant message.
 
 The rules themselves are data (`eval/data/scoring.json`: domain regex, intent regexes, bash
 separators, wrappers, the executable alias table, with a version), so a rules update is a data

@@ -9,7 +9,7 @@ import traces
 from .errors import ReplayError
 from .sim.config import SimConfig
 
-#: SPEC §6: the session header every request carries unless the user names others (or none).
+#: docs/requests.md: the session header every request carries unless the user names others (or none).
 DEFAULT_HEADERS = ("X-Session-ID",)
 
 #: Carried by the preflight request only (replay.preflight), so a server's logs can tell it
@@ -73,7 +73,7 @@ class RunConfig:
     progress: str = "auto"  # the status on stderr: auto, rich, plain or none (traces.Progress)
     sim: SimConfig | None = None  # the embedded simulator's options (None: its defaults)
     # Overrides the profile's output cap (e.g. a tiny model in CI). NOT official: the profile's
-    # sampling parameters are fixed (SPEC §3), and run.json's request_params shows the override.
+    # sampling parameters are fixed (docs/requests.md), and run.json's request_params shows the override.
     max_completion_tokens: int | None = None
     limits: ResponseLimits = DEFAULT_LIMITS
     # Before the first turn: list the models and send one tiny request (replay.preflight).

@@ -1,4 +1,4 @@
-"""The run's one FIFO and performance window (SPEC §7), and the messages workers exchange with it.
+"""The run's one FIFO and performance window (docs/closed-loop.md), and the messages workers exchange with it.
 
 The coordinator is plain synchronous state with no I/O: it hands out instance ordinals in FIFO
 order, closes the window the first time a slot finishes a trajectory and finds the FIFO empty, and

@@ -1,4 +1,4 @@
-"""The throughput / interactivity Pareto frontier of measured points (SPEC §8.6).
+"""The throughput / interactivity Pareto frontier of measured points (docs/metrics.md).
 
 Each fixed-concurrency run is one point (per-user speed x, system throughput y). The frontier
 keeps exactly the non-dominated points and is drawn as a step function through measured points

@@ -1,4 +1,4 @@
-"""The closed loop of one worker: its slots, each replaying trajectory instances turn by turn (SPEC §7).
+"""The closed loop of one worker: its slots, each replaying trajectory instances turn by turn (docs/closed-loop.md).
 
 A slot asks its `Source` (the coordinator, in-process or across a pipe) for the next FIFO ordinal,
 rebuilds that instance's prompts from the shards (re-salted for cycles past the stored repeats),
@@ -89,7 +89,7 @@ class InstanceRef:
 
 
 def resolve(ordinal: int, num_shard_instances: int) -> InstanceRef:
-    """SPEC §7 FIFO: ordinal i replays shard instance i mod M in cycle i // M."""
+    """docs/closed-loop.md FIFO: ordinal i replays shard instance i mod M in cycle i // M."""
     return InstanceRef(ordinal, ordinal % num_shard_instances, ordinal // num_shard_instances)
 
 
@@ -110,7 +110,7 @@ def instance_prompts(shards: Shards, instance: Instance, cycle: int) -> tuple[in
 
 
 def session_headers(names: tuple[str, ...], logical: str) -> dict[str, str]:
-    """SPEC §6: every named header carries the instance's logical id."""
+    """docs/requests.md: every named header carries the instance's logical id."""
     return {name: logical for name in names}
 
 
@@ -252,7 +252,7 @@ class Scheduler:
         return self._record(run, prompt, delay, result=result, client_tokens=client_tokens)
 
     def _abort_rest(self, run: _Run, rest: list[TurnPrompt], failed: Record) -> None:
-        """SPEC §7: later prompts assume the recorded history, so the instance ends here; its
+        """docs/closed-loop.md: later prompts assume the recorded history, so the instance ends here; its
         unsent turns are recorded as aborted so accuracy and failure counts see them."""
         why = f"not sent: turn {failed.turn} of {run.logical} failed ({failed.error_kind})"
         t = failed.t_last_ns if failed.t_last_ns is not None else failed.t_send_ns

@@ -3,6 +3,7 @@ one line that says what to fix, with the documented exit code (never a traceback
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import click
@@ -48,6 +49,27 @@ def test_every_command_has_help(command: tuple[str, ...], capsys: pytest.Capture
     summary = out.split("\n\n")[1].strip()
     assert len(summary) > 20 and summary[0].isupper(), f"no one-line summary: {summary!r}"
     assert "SPEC §" not in out and "DESIGN.md" not in out  # help cites the project's docs/
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_every_command_help_has_one_example_that_parses(
+    command: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, out, _ = run([*command, "--help"], capsys)
+    assert out.count("Example:") == 1, out
+    line = out.split("Example:")[1].split("Options:")[0].strip()
+    argv = shlex.split(line)
+    assert argv[: 1 + len(command)] == ["trajbench", *command], line
+    # the folders an example names exist in a real session; the parser checks everything else
+    monkeypatch.chdir(tmp_path)
+    for arg in argv:
+        if arg.startswith(("runs/", "sweep/", "swe")):
+            (tmp_path / arg).mkdir(parents=True, exist_ok=True)
+    cmd = cli.cli
+    for name in command:
+        assert isinstance(cmd, click.Group)
+        cmd = cmd.commands[name]
+    cmd.make_context(" ".join(command), argv[1 + len(command) :])  # raises on an unknown or invalid option
 
 
 def _shards_dir(tmp: Path) -> str:

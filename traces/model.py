@@ -1,4 +1,4 @@
-"""The Trajectory model every input format is read into (SPEC §1–§2).
+"""The Trajectory model every input format is read into (docs/terms.md, docs/dataset-format.md).
 
 A trajectory is the ordered list of its rows in the official flat form. Rows keep the raw facts
 of the recording (including unknown extra fields, so export loses nothing); derived views such as
@@ -16,7 +16,7 @@ from typing import Any
 ROLES = ("user", "assistant", "tool")
 CLIENT_ROLES = ("user", "tool")
 
-#: Per-row generation parameters the official format allows (SPEC §2); kept, never sent as-is.
+#: Per-row generation parameters the official format allows (docs/dataset-format.md); kept, never sent as-is.
 GENERATION_PARAMS = (
     "model",
     "max_new_tokens",
@@ -66,7 +66,7 @@ def content_text(content: Any) -> str:
 
 
 def domain_of(conversation_id: str) -> str:
-    """`workflow` for Workato-style ids (`sim_NNN`), else `coding` (SPEC §9.2's domain rule)."""
+    """`workflow` for Workato-style ids (`sim_NNN`), else `coding` (docs/accuracy.md's domain rule)."""
     return "workflow" if WORKFLOW_ID.match(conversation_id) else "coding"
 
 
@@ -108,7 +108,7 @@ class Trajectory:
 
     @property
     def system(self) -> str | None:
-        """The first non-empty `system` in turn order, the prompt of every turn (SPEC §2)."""
+        """The first non-empty `system` in turn order, the prompt of every turn (docs/dataset-format.md)."""
         for row in self.rows:
             if row.system:
                 return row.system

@@ -1,4 +1,4 @@
-"""Model profiles: served name, sampling parameters, thresholds (SPEC §3, §9).
+"""Model profiles: served name, sampling parameters, thresholds (docs/requests.md, docs/accuracy.md).
 
 One data file (`data/profiles.json`) so that replay's request parameters, the OSL gate and the
 compliance check all read the same numbers; a submission may not change the sampling values.

@@ -1,4 +1,4 @@
-"""The exact JSON body of a chat-completions request for one turn (SPEC §3, §8.4).
+"""The exact JSON body of a chat-completions request for one turn (docs/requests.md, docs/metrics.md).
 
 Shared by `traces show` and the replay client so that what a user inspects is what is sent.
 Dataset-only fields (delays, intent codes, ids) never reach this function.

@@ -1,4 +1,4 @@
-"""Cache-isolation salts (SPEC §4).
+"""Cache-isolation salts (docs/salting.md).
 
 `mlperf` is the official form: 16-bit BLAKE2b of the repeat number and of the source id, so it
 reproduces the reference client's prompts byte for byte. `strong` widens both to 64 bits derived

@@ -133,7 +133,7 @@ class TurnPrompt:
 
 
 def logical_id(source_id: str, repeat: int) -> str:
-    """SPEC §1: `<source>` for the first pass, `<source>__repeat_<k>` after it."""
+    """docs/terms.md: `<source>` for the first pass, `<source>__repeat_<k>` after it."""
     return source_id if repeat == 1 else f"{source_id}__repeat_{repeat}"
 
 

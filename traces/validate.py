@@ -1,4 +1,4 @@
-"""SPEC §2 validation: flat row dicts of one conversation → a validated `Trajectory`.
+"""docs/dataset-format.md validation: flat row dicts of one conversation → a validated `Trajectory`.
 
 Every input format converts its records into flat rows (the official interchange form) and calls
 `build_trajectory`, so all formats obey the same rules and report violations the same way.
@@ -39,7 +39,7 @@ KNOWN_FIELDS = frozenset(
 #: timestamp in milliseconds, 1e300) would stall a run instead of failing the build.
 MAX_DELAY_SECONDS = 86_400.0
 
-#: What may follow each role (SPEC §2); `None` is the start of a conversation.
+#: What may follow each role (docs/dataset-format.md); `None` is the start of a conversation.
 NEXT_ROLES: dict[str | None, tuple[str, ...]] = {
     None: ("user",),
     "user": ("assistant",),

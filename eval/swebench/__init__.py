@@ -1,4 +1,4 @@
-"""SWE-bench Verified standalone accuracy (SPEC §9.3) with the field's own tools: mini-swe-agent
+"""SWE-bench Verified standalone accuracy (docs/accuracy.md) with the field's own tools: mini-swe-agent
 runs the agent, the swebench harness grades. Both come from the optional extra
 `trajbench[swebench]` and are imported only when a run starts, so this package (and `eval`)
 imports without them.

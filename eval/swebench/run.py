@@ -1,4 +1,4 @@
-"""`trajbench eval swebench`: the standalone SWE-bench Verified run (SPEC §9.3), end to end.
+"""`trajbench eval swebench`: the standalone SWE-bench Verified run (docs/accuracy.md), end to end.
 
 The first N instances (dataset order) each get one mini-swe-agent run against the endpoint with
 the profile's sampling parameters and template; the swebench harness grades the patches;

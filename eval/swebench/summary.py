@@ -1,5 +1,5 @@
 """What a SWE-bench run folder says: per-instance statuses, `swebench_summary.json`, the
-`swebench` entry of `scores.json`, and the mean over the region runs (SPEC §9.3).
+`swebench` entry of `scores.json`, and the mean over the region runs (docs/accuracy.md).
 
 Light on purpose (no mini-swe-agent, no swebench): the compliance check and `swebench-mean`
 read run folders without the extra installed.
@@ -29,7 +29,7 @@ PATCH_FILE = "patch.diff"
 TRAJECTORY_FILE = "trajectory.json"
 AGENT_LOG = "agent.log"
 STATUSES = ("resolved", "unresolved", "incomplete")
-REGION_RUNS = 4  # SPEC §9.3: one run in each of the 4 mandatory concurrency regions
+REGION_RUNS = 4  # docs/accuracy.md: one run in each of the 4 mandatory concurrency regions
 OFFICIAL_INSTANCES = 200
 
 

@@ -1,6 +1,6 @@
 """Placing requests on replicas: session affinity, round-robin or least-loaded (a plain registry).
 
-Affinity hashes the session header (SPEC §6) with BLAKE2b, so a session lands on the same replica
+Affinity hashes the session header (docs/requests.md) with BLAKE2b, so a session lands on the same replica
 in every run; a request without the header falls back to least-loaded. Comparing per-replica cache
 hits in /metrics across routers measures what affinity is worth.
 """

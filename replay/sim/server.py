@@ -273,7 +273,7 @@ class Simulator:
         return pending
 
     def _cache_answer(self, turn: _Turn) -> None:
-        """Insert prompt + the answer as the server renders it (SPEC §5 makes replay miss it)."""
+        """Insert prompt + the answer as the server renders it (docs/history-marker.md makes replay miss it)."""
         p = turn.plan
         full = turn.text + render_answer(p.content, p.reasoning, p.tool_calls)
         turn.replica.cache.insert(self.tokenizer.tokenize(full, prefix=turn.tokens).blocks)

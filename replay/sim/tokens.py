@@ -4,7 +4,7 @@ Rendering is a simple deterministic chat format (the system message, the tools J
 block per message with a role header, reasoning inside <think>, tool calls as canonical JSON, then the generation header),
 chosen so that a longer shared message prefix is a longer shared text prefix, and so that the
 server's rendering of an answer equals the rendering of the same assistant message in the next
-turn's history. SPEC §5's history marker (a leading space) therefore breaks the match right after
+turn's history. docs/history-marker.md's history marker (a leading space) therefore breaks the match right after
 the assistant header, exactly as it does on a real server.
 
 The default tokenizer is an approximation: one token per 4 characters of the rendered text
@@ -71,7 +71,7 @@ def render_prompt(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, 
     rest = list(messages)
     parts = [render_message(rest.pop(0))] if rest and rest[0].get("role") == "system" else []
     # Tools after the (salted) system message, as traces.analysis_reuse orders segments: the
-    # salt then isolates the tool list too, which SPEC §4 intends.
+    # salt then isolates the tool list too, which docs/salting.md intends.
     if tools:
         parts.append("<|tools|>" + canonical_json(list(tools)) + END)
     parts.extend(render_message(m) for m in rest)

@@ -165,7 +165,7 @@ def test_replay_and_eval_against_llama_server(
     answered = [r for r in records if r.t_first_ns is not None]
     assert len(answered) >= len(records) // 2, "most turns should stream at least one token"
 
-    # closed loop (SPEC §7): one request per slot at a time, at most C in flight, turns of an
+    # closed loop (docs/closed-loop.md): one request per slot at a time, at most C in flight, turns of an
     # instance in order with the recorded delay waited before each one, all slots used
     spans = sorted((r.t_send_ns, r.t_last_ns) for r in records)
     events = sorted([(t0, 1) for t0, _ in spans] + [(t1, -1) for _, t1 in spans], key=lambda e: (e[0], e[1]))
@@ -245,7 +245,7 @@ def test_salt_strong_blocks_prefix_reuse_across_repeats(llama_url: str, tmp_path
     llama.cpp keeps each slot's last prompt and, with --cache-ram, most prompts slots gave up; a
     request takes the idle slot with the longest common prefix. So an unsalted repeat-2 first turn
     usually finds its whole prompt. Salted, trajectories of a domain still share the system prompt
-    up to the conversation salt within one repeat (SPEC §4 allows that), so a strong first turn
+    up to the conversation salt within one repeat (docs/salting.md allows that), so a strong first turn
     may be partly warm; what it can never reuse is its own conversation: the conversation salt
     and the user message are always computed again. And the first instance of each domain in
     repeat 2 is cold, so the sum over repeat-2 first turns is lower with strong by a wide margin

@@ -1,4 +1,4 @@
-"""The compliance check of a submission (SPEC §11)."""
+"""The compliance check of a submission (docs/compliance.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The OSL gate: mean output tokens per turn against the profile's band (SPEC §9.1)."""
+"""The OSL gate: mean output tokens per turn against the profile's band (docs/accuracy.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC §9.2's extraction and scoring rules, one case per rule."""
+"""docs/accuracy.md's extraction and scoring rules, one case per rule."""
 
 from __future__ import annotations
 

@@ -109,7 +109,7 @@ def test_later_cycles_are_resalted_exactly_as_a_built_repeat(shards_dir: Path, t
     for rec, (body, _) in zip(records, client.sent, strict=True):
         assert body == turn_body(str(built2), rec.trajectory_id, rec.repeat, rec.turn, profile)
     rep2 = [r for r in records if r.repeat == 2]
-    assert rep2 and {r.salt_repeat for r in rep2} == {"ba75"}  # SPEC §4 test vector of "2"
+    assert rep2 and {r.salt_repeat for r in rep2} == {"ba75"}  # docs/salting.md test vector of "2"
     assert {r.salt_repeat for r in records if r.repeat == 1} == {"4461"}
     widgets = {r.repeat: r.salt_conversation for r in records if r.trajectory_id == "acme__widgets-101"}
     assert widgets[1] == widgets[2]  # C is the source id's salt, identical across repeats

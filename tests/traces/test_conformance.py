@@ -1,5 +1,5 @@
 """Conformance on the real fixture (../shared/fixtures/mlperf_coding_20.jsonl): counts, salts,
-the first turns' request messages checked field by field against SPEC §3–§4, and the data card
+the first turns' request messages checked field by field against docs/requests.md, docs/salting.md, and the data card
 of the official example. Skipped where the fixture is absent (a clone outside the workspace)."""
 
 from __future__ import annotations

@@ -512,7 +512,7 @@ def test_openai_messages_rows_field_by_field() -> None:
         "You are helpful.",
     )
     assert user.tools is not None and user.tools[0]["function"]["name"] == "calc"
-    # empty text beside a tool call is omitted (SPEC §3); the missing id is generated
+    # empty text beside a tool call is omitted (docs/requests.md); the missing id is generated
     assert call.content is None
     assert call.tool_calls == (
         {"id": "call_2_0", "type": "function", "function": {"name": "calc", "arguments": '{"expr": "2+2"}'}},

@@ -1,4 +1,4 @@
-"""SPEC §3–§5: salts, the history marker and the wire mapping of rows to messages."""
+"""docs/requests.md, docs/salting.md, docs/history-marker.md: salts, the history marker and the wire mapping of rows to messages."""
 
 from __future__ import annotations
 

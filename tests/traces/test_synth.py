@@ -1,5 +1,5 @@
 """The synthetic dataset: exact official counts, determinism, validity, domain split, delays, and
-recorded answers as long as the reference model's (SPEC §9 OSL band)."""
+recorded answers as long as the reference model's (docs/accuracy.md OSL band)."""
 
 from __future__ import annotations
 
@@ -184,7 +184,7 @@ def test_stratified_lengths_keep_the_spread_and_pin_the_mean() -> None:
 
 
 def _answer_chars_tokens(row: dict) -> int:
-    """The simulator's count (SPEC §8.4 fallback, 4 characters per token) of one answer."""
+    """The simulator's count (docs/metrics.md fallback, 4 characters per token) of one answer."""
     calls = row.get("tool_calls") or []
     return sum(-(-len(row.get(k) or "") // 4) for k in ("reasoning_content", "content")) + sum(
         1 + -(-len(c["function"]["arguments"]) // 4) for c in calls

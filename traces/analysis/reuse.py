@@ -95,7 +95,7 @@ def prompt_plan(sh: Shards, inst: Instance, on_prompt: Callable[[Any], None] | N
 
 
 def salted_system(plan: PromptPlan, mode: str, seed: int) -> str | None:
-    """The system message text of `plan` under salt `mode` (SPEC §4)."""
+    """The system message text of `plan` under salt `mode` (docs/salting.md)."""
     if not plan.system:
         if mode != "none":
             raise TraceError(

@@ -4,7 +4,7 @@ One pass over the shards collects per-turn facts (ISL, delta, expected OSL, dela
 mode's block-hash streams (`reuse`); the numbers are then pure functions of those.
 Lengths are in tokens when the shards carry token columns or a tokenizer is given, else in
 characters of the canonical prompt (the documented fallback unit "chars"). Percentiles take an
-observed value (numpy `method="lower"`, as SPEC §8.5). The result is a plain dict, written as
+observed value (numpy `method="lower"`, as docs/metrics.md). The result is a plain dict, written as
 `stats.json` with sorted keys and rounded floats so the same shards give the same bytes.
 """
 

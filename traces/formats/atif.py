@@ -5,7 +5,7 @@ A `.json` file holds one trajectory (or an array of them), a `.jsonl` file one p
 
 - the `system` step before the conversation starts is the system prompt; a later system step
   with only an `observation` carries the results of the agent step before it; any other later
-  system step cannot be replayed (one system prompt per trajectory, SPEC §3) and is an error;
+  system step cannot be replayed (one system prompt per trajectory, docs/requests.md) and is an error;
 - a `user` step is a user message (its `observation`, if any, answers the agent step before it);
 - an `agent` step is an assistant message: `message` → content, `reasoning_content` kept,
   `tool_calls[{tool_call_id, function_name, arguments}]` → OpenAI tool calls (missing ids become
@@ -21,7 +21,7 @@ A `.json` file holds one trajectory (or an array of them), a `.jsonl` file one p
   run backwards are clamped to 0.
 - ATIF records no tool definitions. `extra.tools` (root or `agent.extra`) is used when present;
   otherwise `bash` gets mini-swe-agent's `BASH_TOOL` and other tools a minimal definition derived
-  from their argument names, so servers still parse tool calls (SPEC §3).
+  from their argument names, so servers still parse tool calls (docs/requests.md).
 """
 
 from __future__ import annotations

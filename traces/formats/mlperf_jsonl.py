@@ -1,4 +1,4 @@
-"""`mlperf-jsonl`: the official flat format (SPEC §2), one message per line, read and write.
+"""`mlperf-jsonl`: the official flat format (docs/dataset-format.md), one message per line, read and write.
 
 The same rows are read from a Parquet or Arrow table with one row per message and the fields as
 columns (`traces.tabular`), also from a table saved in several files (`read_files`). Reading

@@ -5,11 +5,11 @@ A line is `{"messages": [...], "tools": [...]}` with OpenAI chat messages; the i
 object or an array of them, and a Parquet or Arrow table one per row (a `messages` column of
 message structs or JSON text, `tools` likewise; `traces.tabular`).
 
-`convert_messages` is the one mapping from OpenAI messages to official flat rows (SPEC §2) that the
+`convert_messages` is the one mapping from OpenAI messages to official flat rows (docs/dataset-format.md) that the
 message-based formats (snapshots, workflow, mini-swe-agent) share:
 
 - a leading `system` (or `developer`) message becomes the trajectory's system prompt; a later one
-  cannot be replayed (SPEC §3 has one system prompt) and is an error;
+  cannot be replayed (docs/requests.md has one system prompt) and is an error;
 - consecutive `user` messages merge into one row joined by a blank line (the reference
   converter's rule, so prompts stay byte-identical to its output); their delays add up;
 - consecutive `tool` messages merge into one tool row with one `tool_results` entry each; their
@@ -249,7 +249,7 @@ def convert_messages(
                 raw_calls = msg["tool_calls"]
                 data["tool_calls"] = _tool_calls(raw_calls, turn) if isinstance(raw_calls, list) else raw_calls
             if data.get("content") == "" and data.get("tool_calls"):
-                del data["content"]  # SPEC §3: a tool-calling message without text omits content
+                del data["content"]  # docs/requests.md: a tool-calling message without text omits content
         rows.append(FlatRow(data, line, where))
     if not rows:
         fail(None, "messages hold only a system message; a trajectory needs at least one user message")
@@ -267,7 +267,7 @@ def convert_messages(
 def messages_trajectory(
     messages: Any, *, path: str, line: int | None, base: str, conversation: str, sink: ErrorSink, **kw: Any
 ) -> Trajectory | None:
-    """`convert_messages` then SPEC §2 validation: the last step of every messages-based reader."""
+    """`convert_messages` then docs/dataset-format.md validation: the last step of every messages-based reader."""
     rows = convert_messages(messages, path=path, line=line, base=base, conversation=conversation, sink=sink, **kw)
     return None if rows is None else build_trajectory(path, conversation, rows, sink)
 

@@ -3,8 +3,8 @@
 The format maintainers export their Workato-style workflow simulations to; data_cards/
 workflow-format.md is its definition. A record is
 `{"conversation_id": "sim_NNN", "system": "...", "tools": [...], "messages": [...]}` with OpenAI
-messages; assistant messages may carry `intent_codes` (the inline-accuracy ground truth, SPEC
-§9.2), user and tool messages `delay_seconds`. `.jsonl` holds one record per line; `.json` one
+messages; assistant messages may carry `intent_codes` (the inline-accuracy ground truth,
+docs/accuracy.md), user and tool messages `delay_seconds`. `.jsonl` holds one record per line; `.json` one
 record or an array of them.
 
 The format is stricter than the generic ones because it feeds scoring: ids must match `sim_NNN`

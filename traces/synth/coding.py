@@ -3,7 +3,7 @@
 Each trajectory is one task prompt, then (THOUGHT + one `bash` call, tool output) pairs walking
 through the phases real SWE-agent runs show — explore the tree, read files, reproduce the bug,
 edit, run tests (failing first, then passing) — and a final submit call. The THOUGHTs
-(`coding_text`) are as long as the reference model's answers (SPEC §9 OSL band). Tool outputs are
+(`coding_text`) are as long as the reference model's answers (docs/accuracy.md OSL band). Tool outputs are
 code listings, grep hits, tracebacks and pytest reports sized like the fixture's (median ~400
 characters, long tail), so the prompt grows to tens of thousands of tokens. Tool delays follow
 the recorded fixture's distribution (`TOOL_DELAY_QUANTILES`).

@@ -16,7 +16,7 @@ from .text import Lengths, Slots, compose, sentences
 if TYPE_CHECKING:
     from .coding import Repo
 
-#: The agent's THOUGHT, in parts (SPEC §9 counts reasoning + tool-call arguments as the answer):
+#: The agent's THOUGHT, in parts (docs/accuracy.md counts reasoning + tool-call arguments as the answer):
 #: a reaction to the last tool output, analysis to the drawn length, then what the command does.
 SEEN = {
     None: (

@@ -1,11 +1,11 @@
-"""`traces synth`: a deterministic, offline look-alike of the official dataset (SPEC §2).
+"""`traces synth`: a deterministic, offline look-alike of the official dataset (docs/dataset-format.md).
 
 At scale 1 it writes exactly 613 trajectories — 113 agentic-coding (bash tool, deep, fast-growing
 context) and 500 agentic-workflow (`sim_NNN`, a large shared system prompt with dozens of tools,
 shallower) — with 30,335 client turns and 30,328 assistant turns (7 trajectories end on a client
 turn). `--scale X` scales the trajectory and turn counts (scale 0.02 is a tiny demo set).
 
-The recorded answers are as long as the reference model's (SPEC §9: the OSL band is built on its
+The recorded answers are as long as the reference model's (docs/accuracy.md: the OSL band is built on its
 mean output per turn), about 420 Qwen3.6 tokens per assistant turn counting reasoning, content
 and tool-call arguments, long-tailed per turn (`text`), so a perfect model replaying the set
 passes the OSL gate.
@@ -30,7 +30,7 @@ from ..progress import Progress
 from .coding import coding_ids, coding_trajectory
 from .workflow import WorkflowWorld, workflow_trajectory
 
-#: Facts of the official set (SPEC §2).
+#: Facts of the official set (docs/dataset-format.md).
 OFFICIAL_CODING = 113
 OFFICIAL_WORKFLOW = 500
 OFFICIAL_CLIENT_TURNS = 30_335

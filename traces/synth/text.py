@@ -1,7 +1,7 @@
 """How long the synthetic recorded answers are, and how their text is assembled to that length.
 
 The official set's answers come from the reference model, whose mean output per turn is what the
-OSL band of SPEC §9 is built on (Kimi K3: 390–475 tokens per turn), so a perfect model replaying
+OSL band of docs/accuracy.md is built on (Kimi K3: 390–475 tokens per turn), so a perfect model replaying
 the synthetic set must land inside it. Each part of an answer (a coding turn's reasoning, a
 workflow reply…) gets a token target drawn from a long-tailed lognormal, and its text is then
 assembled sentence by sentence from seeded phrase banks until it reaches that many characters

@@ -1,7 +1,7 @@
 """What the synthetic support agent writes: reasoning before each tool call, and its replies.
 
 Every assistant row states its intent as `Intent: Ixxx` before any other code appears (the
-inline-accuracy scorer takes the first `intent: Ixxx` of the reasoning, SPEC §9.2), then reasons
+inline-accuracy scorer takes the first `intent: Ixxx` of the reasoning, docs/accuracy.md), then reasons
 at a drawn length (`text.Lengths`): identity checks, the business rules of the system
 prompt quoted by number, what the last tool result shows, hypotheses and a plan. The reply to the
 customer is shorter than the reasoning behind it. Facts (order status, totals, carrier…) come

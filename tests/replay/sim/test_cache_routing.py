@@ -1,4 +1,4 @@
-"""Prefix caching, SPEC §5's history marker and session affinity, measured over loopback."""
+"""Prefix caching, docs/history-marker.md's history marker and session affinity, measured over loopback."""
 
 from __future__ import annotations
 
