@@ -1144,7 +1144,9 @@ def eval_check(
 
 
 @eval_group.command("swebench")
-@example("trajbench eval swebench --dataset verified.parquet --endpoint http://localhost:8000 --profile kimi-k3 --out swe1")
+@example(
+    "trajbench eval swebench --dataset verified.parquet --endpoint http://localhost:8000 --profile kimi-k3 --out swe1"
+)
 @click.option(
     "--dataset",
     required=True,
