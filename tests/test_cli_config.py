@@ -21,9 +21,9 @@ from replay import RunConfig, RunInfo
 from replay.sim import embedded_config
 
 RUN_KEYS = (
-    "api_key_env, concurrency, drain_timeout, endpoint, header, max_completion_tokens, max_event_mb, "
-    "max_header_kb, max_response_mb, model, no_delays, no_session_header, out, overwrite, profile, shards, "
-    "sim_args, skip_preflight, stop_at_window_end, tokenizer, trajectories, turn_timeout, workers"
+    "api_key_env, concurrency, drain_timeout, endpoint, gates, header, max_completion_tokens, max_event_mb, "
+    "max_header_kb, max_response_mb, model, no_delays, no_session_header, out, overwrite, profile, progress, "
+    "shards, sim_args, skip_preflight, stop_at_window_end, tokenizer, trajectories, turn_timeout, workers"
 )
 
 
@@ -36,10 +36,10 @@ class Captured(Exception):
 def captured(monkeypatch: pytest.MonkeyPatch) -> None:
     """The jobs stop with the config the command built (nothing is replayed)."""
 
-    async def run(config: RunConfig) -> Any:
+    async def run(config: RunConfig, gates: str = "official") -> Any:
         raise Captured(config)
 
-    async def sweep(config: RunConfig, levels: Any, out: Any, echo: Any = None) -> Any:
+    async def sweep(config: RunConfig, levels: Any, out: Any, echo: Any = None, **kw: Any) -> Any:
         raise Captured(config, levels)
 
     monkeypatch.setattr(jobs, "scored_run", run)

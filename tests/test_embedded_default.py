@@ -27,7 +27,7 @@ class Captured(Exception):
 
 @pytest.fixture
 def captured(monkeypatch: pytest.MonkeyPatch) -> None:
-    async def run(config: RunConfig) -> Any:
+    async def run(config: RunConfig, gates: str = "official") -> Any:
         raise Captured(config)
 
     async def sweep(config: RunConfig, *args: Any, **kw: Any) -> Any:

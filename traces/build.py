@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .canonical import content_line, sha256_file
+from .canonical import content_line, sha256_file, source_json
 from .errors import TraceError
 from .formats import FORMATS
 from .formats.mlperf_jsonl import row_to_flat
@@ -45,7 +45,7 @@ from .outdir import check_replaceable, replace_dir, sweep_stale, temp_sibling, u
 from .progress import Progress
 from .prompts import PromptBuilder, wire_messages
 from .salt import SALT_MODES, make_salt
-from .shards import SCHEMA, logical_id, source_json
+from .shards import SCHEMA, logical_id
 from .sources import read_sources
 from .version import __version__
 

@@ -13,10 +13,29 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+import orjson
+
 
 def canonical_json(value: Any) -> str:
     """The one text form of a JSON value used for hashing and for JSON stored in shards."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def source_json(value: Any) -> str:
+    """JSON text in the dataset's own key order (compact, UTF-8): what shards store and what
+    writers and exports emit, so the bytes follow the source (docs/requests.md)."""
+    try:
+        return orjson.dumps(value).decode("utf-8")
+    except TypeError:  # what orjson cannot hold (an integer beyond 64 bits): the slower encoder
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def source_loads(text: str) -> Any:
+    """Inverse of `source_json` (key order kept)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def sha256_text(text: str) -> str:

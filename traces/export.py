@@ -27,11 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .canonical import source_json, source_loads
 from .errors import ShardError, TraceError, TraceFormatError
 from .formats import FORMATS, Format
 from .io import open_text_writer
 from .model import Trajectory
-from .shards import Instance, Shards, source_json, source_loads
+from .shards import Instance, Shards
 from .validate import FlatRow, build_trajectory
 
 #: Output names every written format produces: all of them are JSON Lines.

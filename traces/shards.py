@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .canonical import source_loads
 from .contract import ContractError, from_json
 from .errors import ShardError, TraceError
 from .hubcache import PREFIX as HUB_PREFIX
@@ -286,19 +286,3 @@ def salt_for(shards: Shards, trajectory_id: str, repeat: int) -> Salt:
     """The salt of any repeat of a trajectory under the shards' build options."""
     opts = shards.options
     return make_salt(opts.salt, trajectory_id, repeat, opts.seed)
-
-
-def source_json(value: Any) -> str:
-    """JSON text of a stored message value: compact, UTF-8, keys in the dataset's own order."""
-    try:
-        return orjson.dumps(value).decode("utf-8")
-    except TypeError:  # what orjson cannot hold (an integer beyond 64 bits): the slower encoder
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def source_loads(text: str) -> Any:
-    """Inverse of `source_json` (key order kept)."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)

@@ -197,7 +197,7 @@ def test_replay_run_judges_with_the_gates_it_is_given(tmp_path: Path, sample_sha
         shards=str(sample_shards),
         concurrency=2,
         inject_delays=False,
-        display=False,
+        progress="none",
         out=str(tmp_path / "run"),
         sim=config_from_args(["--answers", "oracle", "--shards", str(sample_shards), *ZERO_LATENCY]),
     )

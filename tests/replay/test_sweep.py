@@ -67,7 +67,7 @@ def test_cli_needs_exactly_one_way_to_choose_points(sample_shards: Path, tmp_pat
 def test_add_runs_only_the_missing_points_and_keeps_the_rest(sample_shards: Path, tmp_path: Path) -> None:
     """Results are submitted incrementally: a baseline sweep, then more operating points."""
     with LoopbackServer(lambda b, h: Reply(chunks=3)) as srv:
-        base = RunConfig(shards=str(sample_shards), endpoint=srv.base_url, inject_delays=False, display=False)
+        base = RunConfig(shards=str(sample_shards), endpoint=srv.base_url, inject_delays=False, progress="none")
         folder = asyncio.run(run_sweep(base, [1, 2], tmp_path / "sweep", echo=lambda m: None))
         baseline = {d: (folder / d / "records.jsonl").stat().st_mtime_ns for d in ("c0001", "c0002")}
         first = len(srv.books.requests)
@@ -95,7 +95,7 @@ def test_add_runs_only_the_missing_points_and_keeps_the_rest(sample_shards: Path
 
 
 def test_add_needs_an_existing_sweep(sample_shards: Path, tmp_path: Path) -> None:
-    base = RunConfig(shards=str(sample_shards), endpoint="http://127.0.0.1:9", display=False)
+    base = RunConfig(shards=str(sample_shards), endpoint="http://127.0.0.1:9", progress="none")
     with pytest.raises(ReplayError, match=r"no sweep\.json there, so there is no sweep to add points to"):
         asyncio.run(run_sweep(base, [4], tmp_path / "new", echo=lambda m: None, add=True))
     assert not (tmp_path / "new").exists()

@@ -36,7 +36,7 @@ STILL_LOADS = {"snapshots": ["sim_010"]}
 #: the error an empty file gives
 LINES = "; expected one JSON object per line"
 EMPTY = {
-    "mlperf-jsonl": "the file holds no data rows" + LINES,
+    "mlperf-jsonl": "the file holds no data rows" + LINES + " (or one table row per message)",
     "snapshots": "the file holds no snapshots" + LINES,
     "mini-swe-agent": "the file holds no trajectories",
     "atif": "the file holds no trajectories",
@@ -183,7 +183,8 @@ def test_write_then_read_round_trips_deterministically(name: str, tmp_path: Path
     assert fmt.write is not None
     trajs = read(name, *good_inputs(name))[0]
     out = tmp_path / "out.jsonl.zst"
-    written = len(trajs) if name == "workflow" else sum(len(t.rows) for t in trajs)  # records / flat rows
+    # conversations for the formats of one record per conversation, else flat rows
+    written = len(trajs) if name in ("workflow", "openai-messages") else sum(len(t.rows) for t in trajs)
     assert fmt.write(trajs, str(out)) == written
     again, errors = read(name, out)
     assert errors == [] and again == trajs

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from ..canonical import canonical_json
+from ..canonical import source_json
 from ..errors import TraceFormatError
 from ..io import open_text_writer
 from ..model import Row, Trajectory
@@ -142,7 +142,7 @@ def write(trajectories: Iterable[Trajectory], path: str) -> int:
     with open_text_writer(path) as out:
         for traj in trajectories:
             for flat in trajectory_to_flat(traj):
-                out.write(canonical_json(flat))
+                out.write(source_json(flat))
                 out.write("\n")
                 n += 1
     return n

@@ -34,7 +34,7 @@ from typing import Any
 
 import orjson
 
-from ..canonical import canonical_json
+from ..canonical import source_json
 from ..errors import TraceFormatError
 from ..io import open_text_writer, read_bytes
 from ..model import Row, Trajectory, content_text
@@ -386,7 +386,7 @@ def write(trajectories: Iterable[Trajectory], path: str) -> int:
     n = 0
     with open_text_writer(path) as out:
         for traj in trajectories:
-            out.write(canonical_json(to_record(traj)))
+            out.write(source_json(to_record(traj)))
             out.write("\n")
             n += 1
     return n

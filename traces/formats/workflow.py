@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ..canonical import canonical_json
+from ..canonical import canonical_json, source_json
 from ..errors import TraceError, TraceFormatError
 from ..io import open_text_writer
 from ..model import WORKFLOW_ID, Trajectory
@@ -154,7 +154,7 @@ def write(trajectories: Iterable[Trajectory], path: str) -> int:
     n = 0
     with open_text_writer(path) as out:
         for traj in trajectories:
-            out.write(canonical_json(to_record(traj)))
+            out.write(source_json(to_record(traj)))
             out.write("\n")
             n += 1
     return n
