@@ -481,24 +481,35 @@ class RunOptions:
     max_header_kb: int
     progress: str
 
+    def _shards_profile(self) -> str:
+        """The profile the shards' token columns were counted for (`traces show`'s default too)."""
+        profile, note = traces.shards_profile(traces.Shards(self.shards_dir), quiet_without_tokenizer=True)
+        if note:
+            click.echo(f"Note: {note}", err=True)
+        return profile.name
+
     def config(self, concurrency: int, out: str | None, *, overwrite: bool | None = None) -> replay.RunConfig:
         if self.no_session_header and self.headers:
             raise click.UsageError("--header and --no-session-header exclude each other")
-        from replay.sim import SimConfig, config_from_args, embedded_config
+        from replay.sim import SimConfig, embedded_config
 
         try:
             sim_words = shlex.split(self.sim_args)
         except ValueError as exc:
             raise click.BadParameter(f"{self.sim_args!r}: {exc}", param_hint="--sim-args") from None
+        if self.endpoint is not None and sim_words:
+            raise click.UsageError(
+                "--sim-args configures the embedded simulator, which runs only without --endpoint; drop one of them"
+            )
         sim: SimConfig | None
         if self.endpoint is None:  # the embedded simulator: its defaults for these shards, then --sim-args
             sim = embedded_config(str(Path(self.shards_dir).resolve()), sim_words)
         else:
-            sim = config_from_args(sim_words) if sim_words else None
+            sim = None
         return replay.RunConfig(
             shards=self.shards_dir,
             endpoint=self.endpoint,
-            profile=self.profile,
+            profile=self.profile or self._shards_profile(),
             model=self.model,
             concurrency=concurrency,
             num_trajectories=self.num_trajectories,
@@ -652,7 +663,8 @@ def _command_line_wins(ctx: click.Context, values: dict[str, Any], *pair: tuple[
 
 CONFIG_HELP = (
     "Read options from a YAML or JSON file: keys are the option names with underscores "
-    "(turn_timeout, header, sim_args; shards for SHARDS_DIR); the command line wins over the file. "
+    "(turn_timeout, header, sim_args; shards for SHARDS_DIR, a relative path read from the current "
+    "folder); the command line wins over the file. "
     "A finished run's run.json replays that run (refused if its shards changed since). "
     "Never put an API key in it: name its variable with api_key_env."
 )
@@ -677,10 +689,10 @@ def run_options(f: F) -> F:
         ),
         click.option(
             "--profile",
-            default="kimi-k3",
-            show_default=True,
+            default=None,
             type=click.Choice(sorted(traces.profiles())),
-            help="Model profile: fixed sampling parameters (docs/requests.md).",
+            help="Model profile: fixed sampling parameters (docs/requests.md); default: the one the shards' "
+            "tokenizer belongs to, else kimi-k3 (as `traces show`).",
         ),
         click.option("--model", default=None, help="Served model name, if not the profile's."),
         click.option(

@@ -34,6 +34,9 @@ Echo = Callable[[str], None]
 CONCURRENCIES = (1, 2, 4, 8)
 #: The official gates belong to the official dataset; the demo's synthetic one is judged by its own.
 DEMO_GATES = "dataset"
+#: The profile of the tokenizer the demo's shards are counted with, so the gates and the shards
+#: count the same tokens (docs/accuracy.md).
+DEMO_PROFILE = "qwen3.6-35b-a3b"
 
 
 @dataclass(frozen=True)
@@ -59,18 +62,31 @@ class PointVerdict:
         out += osl_lines(self.osl) if self.osl is not None else []
         return out + self.problems
 
+    def verdicts(self) -> list[str]:
+        """The two gates' verdict lines (PASS, FAIL or n/a with the bar), then any problem."""
 
-def evaluate_point(run_dir: str | Path, gates: str = "official") -> PointVerdict:
+        def verdict(gate: str, lines: list[str]) -> list[str]:
+            return [f"{gate}: {line}" for line in lines if line.startswith(("PASS", "FAIL", "n/a"))]
+
+        out = verdict("inline", inline_lines(self.scores)) if self.scores is not None else []
+        out += verdict("OSL", osl_lines(self.osl)) if self.osl is not None else []
+        return out + self.problems
+
+
+def evaluate_point(run_dir: str | Path, gates: str = "official", *, progress: str = "none") -> PointVerdict:
     """Score inline accuracy and the OSL gate of a run folder, against the bars of `gates`
-    (docs/accuracy.md: official, dataset or off)."""
+    (docs/accuracy.md: official, dataset or off); `progress` is the `--progress` mode of both
+    (a tokenizer recount of a long run's answers takes a while)."""
     problems = []
     scores = osl = None
     try:
-        scores = score_run(run_dir, gates=gates)
+        with traces.Progress("inline", mode=progress) as bar:
+            scores = score_run(run_dir, gates=gates, progress=bar)
     except EvalError as exc:  # the run itself is complete; say why this gate has no result
         problems.append(f"inline score not computed: {exc}")
     try:
-        osl = osl_gate(run_dir, gates=gates)
+        with traces.Progress("osl", mode=progress) as bar:
+            osl = osl_gate(run_dir, gates=gates, progress=bar)
     except EvalError as exc:
         problems.append(f"OSL gate not computed: {exc}")
     return PointVerdict(scores, osl, problems)
@@ -89,7 +105,8 @@ class RunResult:
 async def scored_run(config: RunConfig, gates: str = "official") -> RunResult:
     run_dir = await replay.run_replay(config)
     outcome = RunOutcome.read(run_dir)
-    return RunResult(run_dir, outcome, None if outcome.all_failed else evaluate_point(run_dir, gates))
+    verdict = None if outcome.all_failed else evaluate_point(run_dir, gates, progress=config.progress)
+    return RunResult(run_dir, outcome, verdict)
 
 
 async def scored_sweep(
@@ -109,13 +126,14 @@ async def scored_sweep(
 
     def after_point(run_dir: Path) -> None:
         judged.add(run_dir)
-        for line in evaluate_point(run_dir, gates).lines():
+        for line in evaluate_point(run_dir, gates, progress=base.progress).lines():
             echo(f"  {line}")
 
     folder = await replay.run_sweep(base, concurrencies, out, after_point=after_point, echo=echo, add=add)
     for point in replay.SweepPlan.read(folder).points:
         run_dir = folder / point.dir
-        if point.status == "done" and run_dir not in judged and gate_verdicts(run_dir).modes != (gates,):
+        modes = gate_verdicts(run_dir).modes
+        if point.status == "done" and run_dir not in judged and modes and modes != (gates,):
             echo(f"C={point.concurrency}: judged again with --gates {gates}")
             after_point(run_dir)
     return folder
@@ -159,13 +177,13 @@ async def run_demo(out: str, echo: Echo = print, *, scale: float = 0.01, progres
         f"[2/5] validated and built {shards_dir}: {n_traj} trajectories, {n_turns} turns, salted (mlperf), content hash {result.manifest.content_hash[:16]}…"
     )
     sweep_dir = out_dir / "sweep"
-    sim = embedded_config(str(shards_dir))
+    sim = embedded_config(str(shards_dir.resolve()))
     echo(
         f"[3/5] sweeping concurrency {', '.join(map(str, CONCURRENCIES))} against the embedded simulator ({describe(sim)}, delays skipped) …"
     )
     base = RunConfig(
         shards=str(shards_dir),
-        profile="kimi-k3",
+        profile=DEMO_PROFILE,
         concurrency=1,
         inject_delays=False,
         progress=progress,
@@ -174,7 +192,7 @@ async def run_demo(out: str, echo: Echo = print, *, scale: float = 0.01, progres
     )
 
     def after_point(run_dir: Path) -> None:
-        for line in evaluate_point(run_dir, DEMO_GATES).lines()[:1]:
+        for line in evaluate_point(run_dir, DEMO_GATES, progress=progress).verdicts():
             echo(f"      {line}")
 
     await replay.run_sweep(base, CONCURRENCIES, sweep_dir, after_point=after_point, echo=lambda m: echo(f"      {m}"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import traces
@@ -11,6 +12,8 @@ from .sim.config import SimConfig
 
 #: docs/requests.md: the session header every request carries unless the user names others (or none).
 DEFAULT_HEADERS = ("X-Session-ID",)
+#: What --api-key-env may hold: the name of an environment variable, never a key.
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 #: Carried by the preflight request only (replay.preflight), so a server's logs can tell it
 #: apart from the run's turns; the simulator answers it without faults.
@@ -107,6 +110,17 @@ class RunConfig:
                 raise ReplayError(f"--header {name!r} is not a valid HTTP header name")
         if self.progress not in traces.PROGRESS_MODES:
             raise ReplayError(f"--progress {self.progress!r}: choose one of {', '.join(traces.PROGRESS_MODES)}")
+        if self.progress != "none":
+            try:
+                traces.plain_seconds()  # a bad interval is told now, not after run.json is written
+            except traces.TraceError as exc:
+                raise ReplayError(str(exc)) from None
+        if self.api_key_env is not None and not ENV_NAME.fullmatch(self.api_key_env):
+            # never echo the value: it may be the key itself, pasted where its variable's name goes
+            raise ReplayError(
+                "--api-key-env must name an environment variable (letters, digits and _, not starting with "
+                "a digit), not hold the key; export the key as e.g. OPENAI_API_KEY and pass that name"
+            )
         self.limits.check()
         if self.endpoint is not None and not self.endpoint.startswith(("http://", "https://")):
             raise ReplayError(f"--endpoint {self.endpoint!r} must start with http:// or https://")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +132,13 @@ def _key_lines(path: Path, text: str) -> dict[str, int]:
     return lines
 
 
+def _served_name(profile: str) -> str | None:
+    try:
+        return traces.get_profile(profile).served_model_name
+    except traces.TraceError:
+        return None
+
+
 def options_of_run(info: RunInfo) -> dict[str, Any]:
     """The options that replay the run a run.json describes (None values dropped: defaults).
 
@@ -141,14 +148,18 @@ def options_of_run(info: RunInfo) -> dict[str, Any]:
     embedded = info.simulator is not None or info.target_evidence == EMBEDDED_EVIDENCE
     sim_args = None
     if info.simulator is not None:
-        sim_args = shlex.join(config_to_args(info.simulator, embedded_config(info.shards))) or None
+        # the embedded simulator answers from the shards being replayed, whichever they are
+        ran = replace(info.simulator, shards=info.shards)
+        sim_args = shlex.join(config_to_args(ran, embedded_config(info.shards))) or None
     values: dict[str, Any] = {
         "shards": info.shards,
         "endpoint": None if embedded else info.endpoint,
         "profile": info.profile,
-        "model": info.model,
+        # run.json holds what was sent; what was the default then is left to the default now, so
+        # another --profile or other shards on the command line are replayed as themselves
+        "model": None if info.model == _served_name(info.profile) else info.model,
         "concurrency": info.concurrency,
-        "trajectories": info.num_trajectories,
+        "trajectories": None if info.num_trajectories == info.dataset.instances else info.num_trajectories,
         "no_delays": not info.inject_delays,
         "stop_at_window_end": info.stop_at_window_end,
         "turn_timeout": info.turn_timeout,

@@ -1,4 +1,4 @@
-"""Per-turn records of a run: raw facts only, appended as turns finish (DESIGN.md "Records").
+"""Per-turn records of a run: raw facts only, appended as turns finish (docs/files.md).
 
 `records.jsonl` gets one line per finished turn, written and flushed at once, so a run killed
 with SIGKILL keeps every finished turn and the file is readable while the run goes on. A torn

@@ -14,6 +14,8 @@ import base64
 import csv
 import html
 import json
+import os
+import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -23,8 +25,10 @@ from traces import make_dir
 from .errors import ReplayError
 from .pareto import Point, frontier, normalised
 from .plots import curves, metric_chart, pareto_chart
-from .points import GatesOf, Replaced, collect_points
+from .points import GatesOf, PointSet, Replaced, collect_points
 from .runinfo import RunInfo
+
+REPORT_FILE = "report.html"
 
 #: Every column of points.csv / points.json: (machine key, human name, definition).
 COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -250,9 +254,20 @@ def build_report(
     folders (the latest run at each concurrency is its point). `gates_of` gives each point's
     accuracy verdicts (eval's; without it no point is marked failing)."""
     found = collect_points(inputs, gates_of)
+    make_dir(out, error=ReplayError)
+    # every file is made in a staging folder and moved in at the end, report.html last: a failure
+    # (a chart that cannot be drawn, a full disk) leaves the previous report whole
+    with tempfile.TemporaryDirectory(prefix=".report-", dir=out) as tmp:
+        stage = Path(tmp)
+        _write_report(found, stage, cost_per_hour, power_watts)
+        for made in sorted(stage.iterdir(), key=lambda f: f.name == REPORT_FILE):
+            os.replace(made, out / made.name)
+    return out / REPORT_FILE
+
+
+def _write_report(found: PointSet, out: Path, cost_per_hour: float | None, power_watts: float | None) -> None:
     points = found.points
     infos = {p.run_dir: RunInfo.read(p.run_dir) for p in points}
-    make_dir(out, error=ReplayError)
     rows = _rows(points, cost_per_hour, power_watts)
     cols = [c for c in DEFINITIONS if any(c in r for r in rows)]
     with (out / "points.csv").open("w", newline="", encoding="utf-8") as fh:
@@ -304,10 +319,7 @@ img{{max-width:100%}}.charts img{{width:48%}}.fail td{{background:#fde8e8}}.scro
 <ul>{"".join(f"<li><b>{html.escape(HEADERS[k])}</b> (<code>{k}</code>): {html.escape(v)}</li>" for k, v in DEFINITIONS.items() if k in cols)}</ul>
 </body></html>
 """
-    (out / "report.html").write_text(page, encoding="utf-8")
-    if not (out / "report.html").stat().st_size:
-        raise ReplayError(f"{out}: could not write report.html")
-    return out / "report.html"
+    (out / REPORT_FILE).write_text(page, encoding="utf-8")
 
 
 def _charts(points: list[Point], out: Path, cost_per_hour: float | None, power_watts: float | None) -> list[Path]:

@@ -7,7 +7,7 @@ finish reason, stamping each delta-carrying chunk with the arrival time its call
 `parse_sse` and `parse_stream` are the pure-function fronts used by tests and tools; the client's
 hot path feeds socket reads to the same classes, so there is one implementation.
 
-Rules (DESIGN.md house style 6): blank lines, `:` comments and `event:`/`id:`/`retry:` fields are
+Rules (malformed input is an error, never a guess): blank lines, `:` comments and `event:`/`id:`/`retry:` fields are
 skipped; `data: [DONE]` ends the stream; an object with a non-null `error` (or `"object":
 "error"`) is a server error sent under HTTP 200; a `data:` payload that is not JSON, or a line
 that is not an SSE field at all, is malformed. A JSON payload split over several `data:` lines

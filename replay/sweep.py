@@ -115,6 +115,8 @@ async def run_sweep(
         raise ReplayError(
             f"--add {folder}: no {SWEEP_FILE} there, so there is no sweep to add points to; start the sweep without --add"
         )
+    # a bad option is told before the sweep folder exists (--workers against the largest point)
+    replace(base, concurrency=max(concurrencies, default=1)).check()
     _check_folder(folder)
     traces.Shards(base.shards)  # not shards (a trace file given by mistake): say so before making the folder
     make_dir(folder, error=ReplayError)
@@ -124,7 +126,7 @@ async def run_sweep(
             {
                 k: v
                 for k, v in traces.to_json(base).items()
-                if k not in ("api_key", "out", "concurrency", "progress", "skip_preflight")
+                if k not in ("api_key", "api_key_env", "out", "concurrency", "progress", "skip_preflight")
             }
         )
     )

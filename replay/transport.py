@@ -1,7 +1,7 @@
 """A fast HTTP/1.1 transport for httpx: an asyncio Protocol with the httptools C parser.
 
 httpx's default transport (h11, pure Python) costs ~40 µs per chunked frame, 10–14 ms of client
-CPU per 256-token streamed turn (DESIGN.md "Measured facts"); that caps how much load one client
+CPU per 256-token streamed turn (measured by `trajbench replay calibrate`); that caps how much load one client
 core can offer. `FastTransport` keeps httpx as the API (`httpx.AsyncClient(transport=...)`) and
 does the socket work itself: one buffer per socket read, chunked decoding in C, a keep-alive
 pool per host bounded by `max_connections`. Every body read is stamped with `time.monotonic_ns()`

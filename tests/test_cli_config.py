@@ -262,3 +262,65 @@ def _fake_run_json(run_dir: Path, shards: Path) -> RunInfo:
     )
     info.write(run_dir)
     return info
+
+
+def test_an_api_key_given_as_the_variable_name_is_refused_and_never_written(
+    tmp_path: Path, sample_shards: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = write(tmp_path / "opts.yaml", {"api_key_env": "sk-proj-SECRET123"})
+    for argv in (
+        ["replay", "run", str(sample_shards), "--api-key-env", "sk-proj-SECRET123", "--out", str(tmp_path / "r")],
+        ["replay", "run", str(sample_shards), "--config", str(cfg), "--out", str(tmp_path / "r")],
+        ["replay", "sweep", str(sample_shards), "-c", "1", "--api-key-env", "sk-proj-SECRET123", "--out", str(tmp_path / "s")],
+    ):  # fmt: skip
+        code, err = error_of(argv, capsys)
+        assert code == 1 and "--api-key-env must name an environment variable" in err
+        assert "SECRET123" not in err
+    assert not (tmp_path / "r").exists() and not (tmp_path / "s").exists()
+
+
+def test_a_run_json_replayed_with_another_profile_sends_that_profiles_model(
+    tmp_path: Path, sample_shards: Path, captured: None
+) -> None:
+    info = _fake_run_json(tmp_path / "run", sample_shards)
+    assert info.model == traces.get_profile("kimi-k3").served_model_name  # run.json holds what was sent
+    run_json = str(tmp_path / "run" / "run.json")
+    other = config_of(["replay", "run", "--config", run_json, "--profile", "qwen3.6-35b-a3b"]).config
+    assert (other.profile, other.model) == ("qwen3.6-35b-a3b", None)  # None: the profile's served name
+    assert other.num_trajectories is None  # one pass then, one pass of whatever shards now
+
+
+def test_a_run_json_replays_its_simulator_over_the_shards_being_replayed(
+    tmp_path: Path, sample_shards: Path, captured: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The embedded simulator answers from the shards replayed, so a run.json written from a
+    relative shards path replays from any folder and over other shards."""
+    monkeypatch.chdir(sample_shards.parent)
+    config = RunConfig(shards=sample_shards.name, concurrency=2, sim=embedded_config(sample_shards.name))
+    from replay.run import run_info
+
+    (tmp_path / "run").mkdir()
+    run_info(
+        config, traces.Shards(sample_shards), traces.get_profile("kimi-k3"), "http://127.0.0.1:1", "simulated", 4,
+        simulator=config.sim,
+    ).write(tmp_path / "run")  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    replayed = config_of(["replay", "run", "--config", str(tmp_path / "run" / "run.json")]).config
+    assert replayed.sim == embedded_config(str(Path(replayed.shards).resolve()))
+
+
+def test_sim_args_with_an_endpoint_are_refused(sample_shards: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["replay", "run", str(sample_shards), "--endpoint", "http://127.0.0.1:9", "--sim-args", "--seed 3"]
+    code, err = error_of(argv, capsys)
+    assert code == 2 and "--sim-args configures the embedded simulator, which runs only without --endpoint" in err
+
+
+def test_a_bad_progress_interval_is_refused_before_the_run_folder_is_made(
+    tmp_path: Path, sample_shards: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(traces.PROGRESS_SECONDS_ENV, "abc")
+    code, err = error_of(
+        ["replay", "run", str(sample_shards), "--progress", "plain", "--out", str(tmp_path / "r")], capsys
+    )
+    assert code == 1 and f"{traces.PROGRESS_SECONDS_ENV}='abc': not a number of seconds > 0" in err
+    assert not (tmp_path / "r").exists()

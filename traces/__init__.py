@@ -23,7 +23,7 @@ from .manifest import FORMAT_VERSION, InstanceEntry, Manifest
 from .model import Row, Trajectory, content_text, domain_of
 from .outdir import check_writable, make_dir
 from .profiles import Profile, get_profile, profiles
-from .progress import PLAIN_SECONDS, PROGRESS_MODES, PROGRESS_SECONDS_ENV, Progress
+from .progress import PLAIN_SECONDS, PROGRESS_MODES, PROGRESS_SECONDS_ENV, Progress, plain_seconds
 from .prompts import PromptBuilder, wire_messages
 from .request import request_body
 from .salt import SALT_MODES, Salt, make_salt
@@ -110,6 +110,7 @@ __all__ = [
     "parse_size",
     "pct_key",
     "percentiles",
+    "plain_seconds",
     "profiles",
     "read_sources",
     "request_body",

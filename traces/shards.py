@@ -1,4 +1,4 @@
-"""Per-turn prompt shards: Parquet + zstd files and `manifest.json` (DESIGN.md "Shards").
+"""Per-turn prompt shards: Parquet + zstd files and `manifest.json` (docs/files.md).
 
 One row per client turn holds the turn's *delta* (its new flat rows), so size grows linearly with
 the dataset. Each trajectory instance is exactly one row group: replay and analysis fetch one

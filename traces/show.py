@@ -19,19 +19,21 @@ def _uses(profile: Profile, tokenizer: str) -> bool:
     `profile`: the same tokenizer kind (`kimi`, `qwen3.6`), or a local model folder (`hf:NAME`)
     named like the profile's served model."""
     kind, _, folder = tokenizer.partition(":")
-    if kind == "hf":
-        return folder.lower() == profile.served_model_name.rpartition("/")[2].lower()
+    if kind == "hf":  # a model folder's name, or a Hub id ORG/NAME[@REVISION] from the local cache
+        name = folder.partition("@")[0].rpartition("/")[2]
+        return name.lower() == profile.served_model_name.rpartition("/")[2].lower()
     return kind == profile.tokenizer.partition(":")[0]
 
 
-def shards_profile(shards: Shards) -> tuple[Profile, str | None]:
-    """The profile whose request `traces show` prints by default: the one the shards' token
-    columns were counted for, and a one-line note when the shards do not name exactly one
-    (then `DEFAULT_PROFILE`, or the first of the candidates)."""
+def shards_profile(shards: Shards, *, quiet_without_tokenizer: bool = False) -> tuple[Profile, str | None]:
+    """The default profile of `traces show` and `replay run`: the one the shards' token columns
+    were counted for, and a one-line note when the shards do not name exactly one (then
+    `DEFAULT_PROFILE`, or the first of the candidates). `quiet_without_tokenizer`: no note for
+    shards built without a tokenizer (a replay's usual case; the run records its profile)."""
     tok = shards.manifest.tokenizer
     how = "choose another with --profile (`trajbench profiles` lists them)"
     if tok is None:
-        return get_profile(DEFAULT_PROFILE), (
+        return get_profile(DEFAULT_PROFILE), None if quiet_without_tokenizer else (
             f"the shards do not say which model they were built for (built without --tokenizer); "
             f"showing the {DEFAULT_PROFILE} profile's request; {how}"
         )

@@ -9,6 +9,7 @@ model tokenizer.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -165,3 +166,21 @@ def write_run(
                         in_win = window(row, rep) if window else True
                         w.write(record(row, answer(row), repeat=rep, in_window=in_win, tokens=tok))
     return run_dir
+
+
+class SimStepCounter(WordCounter):
+    """Counts an answer as the simulator streams it (one step per 4 characters, one per tool
+    call name), so the shards' expected OSL is the server's usage of an oracle answer."""
+
+    name = "sim-steps"
+    fingerprint = "sim-steps-1"
+
+    def output_tokens(self, message: dict[str, Any], **_: Any) -> int:
+        def steps(text: str | None) -> int:
+            return math.ceil(len(text or "") / 4)
+
+        n = steps(message.get("reasoning_content")) + steps(message.get("content"))
+        for call in message.get("tool_calls") or ():
+            args = call["function"]["arguments"]
+            n += 1 + steps(args if isinstance(args, str) else traces.canonical_json(args))
+        return max(n, 1)

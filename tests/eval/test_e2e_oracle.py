@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 from pathlib import Path
-from typing import Any
 
 import pytest
-from evalruns import WordCounter, client_turns
+from evalruns import SimStepCounter, client_turns
 
 import traces
 from eval import check_submission, osl_gate, score_run
@@ -28,21 +26,6 @@ from replay.sim import config_from_args
 slow = pytest.mark.slow
 
 ZERO_LATENCY = ("--step-base-ms", "0", "--prefill-ms-per-token", "0", "--batch-ms-per-seq", "0")
-
-
-class SimStepCounter(WordCounter):
-    name = "sim-steps"
-    fingerprint = "sim-steps-1"
-
-    def output_tokens(self, message: dict[str, Any], **_: Any) -> int:
-        def steps(text: str | None) -> int:
-            return math.ceil(len(text or "") / 4)
-
-        n = steps(message.get("reasoning_content")) + steps(message.get("content"))
-        for call in message.get("tool_calls") or ():
-            args = call["function"]["arguments"]
-            n += 1 + steps(args if isinstance(args, str) else traces.canonical_json(args))
-        return max(n, 1)
 
 
 @pytest.fixture(scope="module")

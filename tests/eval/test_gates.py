@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from evalruns import WordCounter, oracle, write_run
+from evalruns import SimStepCounter, WordCounter, oracle, write_run
 
 import jobs
 import traces
@@ -150,24 +149,6 @@ def test_files_written_before_research_gates_read_as_official(tmp_path: Path, sa
         del data["gates"]
         (run / name).write_text(json.dumps(data))
     assert gate_verdicts(run).modes == ("official",) and gate_verdicts(run).note == ""
-
-
-class SimStepCounter(WordCounter):
-    """Counts an answer as the simulator streams it (one step per 4 characters, one per tool
-    call name), so the shards' expected OSL is the server's usage of an oracle answer."""
-
-    name = "sim-steps"
-    fingerprint = "sim-steps-1"
-
-    def output_tokens(self, message: dict[str, Any], **_: Any) -> int:
-        def steps(text: str | None) -> int:
-            return math.ceil(len(text or "") / 4)
-
-        n = steps(message.get("reasoning_content")) + steps(message.get("content"))
-        for call in message.get("tool_calls") or ():
-            args = call["function"]["arguments"]
-            n += 1 + steps(args if isinstance(args, str) else traces.canonical_json(args))
-        return max(n, 1)
 
 
 def test_the_simulators_oracle_passes_dataset_gates_through_the_cli(tmp_path: Path, sample: Path) -> None:

@@ -62,6 +62,8 @@ def test_an_explicit_profile_wins_without_a_note(qwen_shards: Path, capsys: pyte
     [
         ("qwen3.6", "qwen3.6-35b-a3b", None),
         ("hf:Qwen3.6-35B-A3B", "qwen3.6-35b-a3b", None),  # a local copy of the model's folder
+        ("hf:Qwen/Qwen3.6-35B-A3B", "qwen3.6-35b-a3b", None),  # a Hub id from the local cache
+        ("hf:Qwen/Qwen3.6-35B-A3B@main", "qwen3.6-35b-a3b", None),
         ("kimi", "kimi-k3", "is shared by the profiles kimi-k2.6, kimi-k3; showing the kimi-k3 profile's request"),
         ("tiktoken:o200k_base", "kimi-k3", "no profile uses the tokenizer the shards were counted with"),
     ],
@@ -71,3 +73,23 @@ def test_which_profile_a_tokenizer_names(tokenizer: str, profile: str, note: str
     chosen, said = traces.shards_profile(shards)
     assert chosen.name == profile
     assert (said is None) if note is None else (said is not None and note in said and "--profile" in said)
+
+
+def test_replay_run_defaults_to_the_same_profile(
+    qwen_shards: Path, sample_shards: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What `traces show` prints is what `replay run` sends: one default rule for both."""
+    import jobs
+
+    class Captured(Exception):
+        pass
+
+    async def run(config: Any, gates: str = "official") -> Any:
+        raise Captured(config.profile)
+
+    monkeypatch.setattr(jobs, "scored_run", run)
+    for shards, profile in ((qwen_shards, "qwen3.6-35b-a3b"), (sample_shards, "kimi-k3")):
+        with pytest.raises(Captured) as caught:
+            cli.cli.main(args=["replay", "run", str(shards)], prog_name="trajbench", standalone_mode=False)
+        assert caught.value.args == (profile,)
+    assert capsys.readouterr().err == ""  # shards without a tokenizer: the run records kimi-k3, no note
