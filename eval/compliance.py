@@ -1,10 +1,12 @@
 """The compliance check of a submission (docs/compliance.md): is every run directory an official point?
 
-Each run folder is checked for: a real target (never trajbench's simulator), gate files judged
+Each run folder is checked for: a built-in profile unchanged since the run (a user profile's
+gates are its author's, docs/maintainers.md), a real target (never trajbench's simulator), gate files judged
 by the official gates (never research gates, docs/accuracy.md), salt mode mlperf,
 delays on, stop-issuing off, a trajectory count that is a positive multiple of the dataset size
 (and every one of them started), the profile's request parameters unchanged, inline and OSL
-gates passing, and the dataset's content hash equal to the official one, recomputed from the
+gates passing, and the dataset's content hash equal to the official one (the package's registry
+for a built-in profile, the user registry `traces publish` writes for any other), recomputed from the
 shard files and rows rather than read from the manifest (a rewritten shard must not pass as the
 official dataset). The submission as a whole needs SWE-bench: 4 runs (one per mandatory
 concurrency region) of 200 instances each whose mean meets the profile's threshold. Every check
@@ -178,15 +180,21 @@ def _check_profile(run: Run, prof: traces.Profile, point: str) -> Check:
     """Only a built-in profile makes an official point (a user profile's thresholds are its
     author's, docs/maintainers.md), and only as the package defines it: run.json records the
     profile's hash, so a run made with another version of it is seen."""
+    recorded = run.config.profile_hash
     if not prof.built_in:
+        changed = (
+            f"; the loaded file's version differs from the one the run recorded (hash {recorded[:16]}…)"
+            if recorded is not None and recorded != prof.content_hash()
+            else ""
+        )
         return Check(
             point,
             "official-profile",
             False,
             f"profile {prof.name} is a user profile ({prof.source}), not a built-in one: its gates are its author's, "
-            "so the point is not an official result (official profiles ship with trajbench: `trajbench profiles`)",
+            f"so the point is not an official result (official profiles ship with trajbench: `trajbench profiles`)"
+            + changed,
         )
-    recorded = run.config.profile_hash
     if recorded is not None and recorded != prof.content_hash():
         return Check(
             point,

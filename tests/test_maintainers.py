@@ -135,7 +135,7 @@ def test_the_maintainers_path_end_to_end(tmp_path: Path, capsys: pytest.CaptureF
 
     import datasets
 
-    ds = datasets.load_dataset(str(release), split="train")
+    ds = datasets.load_dataset(str(release), split="train", cache_dir=str(tmp_path / "hf-cache"))
     assert ds.num_rows == manifest.counts.client_turns
 
     # a submission on the published dataset: the dataset and the derived gates pass; a user
