@@ -33,6 +33,7 @@ from .profilefile import profile_text
 from .profiles import Profile
 from .progress import Progress
 from .shards import Shards
+from .show import uses_tokenizer
 from .verify import verify_shards
 
 #: The user registry file every command reads when no --registry is given.
@@ -161,6 +162,12 @@ def publish(
     check_writable(dest)
     shards = Shards(Path(shards_dir))
     manifest = shards.manifest
+    tok = manifest.tokenizer
+    if tok is not None and not uses_tokenizer(profile, tok.name):
+        raise TraceError(
+            f"{shards.path}: the token columns were counted with {tok.name}, profile {profile.name} uses "
+            f"{profile.tokenizer}; rebuild the shards for it (`trajbench traces build … --profile {profile.name}`)"
+        )
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)  # left by a killed publish of the same process id

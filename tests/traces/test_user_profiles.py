@@ -183,6 +183,18 @@ def test_publish_refuses_an_existing_folder_and_a_built_in_in_a_user_registry(
     assert not (tmp_path / "new").exists() and not (tmp_path / "reg.json").exists()
 
 
+def test_publish_refuses_shards_counted_for_another_model(tmp_path: Path, sample: Path) -> None:
+    from traces.tokenizers import load_tokenizer
+
+    shards = tmp_path / "qwen"
+    traces.build_shards([str(sample)], shards, traces.BuildOptions(name="qwen"), counter=load_tokenizer("qwen3.6"))
+    with pytest.raises(
+        traces.TraceError, match=r"counted with qwen3\.6, profile kimi-k3 uses kimi; rebuild the shards"
+    ):
+        traces.publish(shards, tmp_path / "rel", traces.get_profile("kimi-k3"))
+    assert not (tmp_path / "rel").exists()
+
+
 def test_publish_is_deterministic_and_registers_a_user_profile(tmp_path: Path, sample_shards: Path) -> None:
     f = tmp_path / "mine.json"
     f.write_text(json.dumps(GOOD))
