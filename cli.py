@@ -86,6 +86,69 @@ PROGRESS_OPTION = click.option(
 )
 
 
+class ProfileName(click.ParamType[str]):
+    """A model profile's name, checked against every profile this process knows: the built-ins
+    and the user ones (`--profiles FILE`, TRAJBENCH_PROFILES; docs/maintainers.md)."""
+
+    name = "PROFILE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        try:
+            return traces.get_profile(str(value)).name
+        except traces.TraceError as exc:
+            self.fail(str(exc), param, ctx)
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+        from click.shell_completion import CompletionItem
+
+        return [CompletionItem(n) for n in traces.profiles() if n.startswith(incomplete)]
+
+
+def _load_profiles(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
+    if value:
+        traces.add_profile_files(value)
+
+
+#: Eager, so the files are loaded before --profile is checked against them.
+PROFILES_OPTION = click.option(
+    "--profiles",
+    "profile_files",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    is_eager=True,
+    expose_value=False,
+    callback=_load_profiles,
+    help=f"A user profile file (YAML or JSON) to load besides the built-ins (repeatable; also every file in the "
+    f"folder ${traces.PROFILES_ENV}); see docs/maintainers.md.",
+)
+
+
+def profile_option(default: str | None, help: str, *, required: bool = False) -> Callable[[F], F]:
+    """`--profile NAME` (built-in or user) and `--profiles FILE`, the same on every command."""
+
+    def add(f: F) -> F:
+        f = click.option(
+            "--profile",
+            default=default,
+            required=required,
+            show_default=default is not None,
+            type=ProfileName(),
+            help=help,
+        )(f)
+        return PROFILES_OPTION(f)
+
+    return add
+
+
+REGISTRY_OPTION = click.option(
+    "--registry",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help=f"User official-hash registry (JSON, the shape of eval/data/official.json) for user profiles' datasets; "
+    f"default: ${traces.REGISTRY_ENV} (docs/maintainers.md).",
+)
+
+
 INPUTS_HELP = """
     \b
     Each of SOURCES is a file (JSON Lines or JSON, plain or .zst; Parquet or Arrow, one record
@@ -148,6 +211,10 @@ def traces_validate(sources: tuple[str, ...], fmt: str, progress: str) -> None:
     help="Send byte-identical reference prompts (no history marker, docs/history-marker.md).",
 )
 @click.option("--tokenizer", default=None, help="Fill token columns: NAME or NAME:PATH (see `trajbench tokenizers`).")
+@profile_option(
+    None,
+    "Build for this model: count tokens with its tokenizer and chat-template kwargs (--tokenizer overrides the tokenizer).",
+)
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out folder (atomically).")
 @PROGRESS_OPTION
 @_inputs_help
@@ -161,6 +228,7 @@ def traces_build(
     seed: int,
     no_history_marker: bool,
     tokenizer: str | None,
+    profile: str | None,
     overwrite: bool,
     progress: str,
 ) -> None:
@@ -173,7 +241,8 @@ def traces_build(
         history_marker=not no_history_marker,
         name=name or Path(out).name,
     )
-    counter = _load_counter(tokenizer)
+    prof = traces.get_profile(profile) if profile is not None else None
+    counter = _load_counter(tokenizer or (prof.tokenizer if prof is not None else None), prof)
     with traces.Progress("build", mode=progress) as bar:
         result = traces.build_shards(sources, out, opts, counter=counter, overwrite=overwrite, progress=bar)
     m = result.manifest
@@ -192,12 +261,14 @@ def traces_build(
     click.echo(f"content hash {m.content_hash}")
 
 
-def _load_counter(spec: str | None) -> Any:
+def _load_counter(spec: str | None, profile: traces.Profile | None = None) -> Any:
+    """The tokenizer `spec` names, with the profile's chat-template kwargs when one is given."""
     if spec is None:
         return None
     from traces.tokenizers import load_tokenizer
 
-    return load_tokenizer(spec)
+    kwargs = dict(profile.chat_template_kwargs) if profile is not None else None
+    return load_tokenizer(spec, template_kwargs=kwargs)
 
 
 @traces_group.command("verify")
@@ -231,10 +302,9 @@ def traces_verify(shards_dir: str, files_only: bool) -> None:
 @click.option(
     "--turn", required=True, type=int, help="The dataset's turn number of a client row (docs/dataset-format.md)."
 )
-@click.option(
-    "--profile",
-    default=None,
-    help="Model profile whose request parameters are used (default: the one the shards' tokenizer belongs to, else kimi-k3).",
+@profile_option(
+    None,
+    "Model profile whose request parameters are used (default: the one the shards' tokenizer belongs to, else kimi-k3).",
 )
 @click.option("--model", default=None, help="Served model name, if not the profile's.")
 def traces_show(
@@ -445,6 +515,72 @@ def traces_card(
             progress=bar,
         )
     click.echo(f"wrote {path}")
+
+
+@traces_group.command("publish")
+@example("trajbench traces publish shards --profile kimi-k3 --out release/kimi-k3-v1")
+@SHARDS_ARGUMENT
+@profile_option(None, "The model profile the dataset is published for.", required=True)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Release folder to create (must not exist; written in a temporary folder, then renamed).",
+)
+@REGISTRY_OPTION
+@click.option("--license", "license_", default="unknown", show_default=True, help="Licence of the dataset (SPDX id).")
+@click.option("--version", "version", default="1", show_default=True, help="Dataset version.")
+@click.option("--summary", default=None, help="Summary paragraph of the card (default: generated from the counts).")
+@click.option(
+    "--build",
+    "build",
+    multiple=True,
+    help="A command that rebuilds the shards, recorded in the card (repeatable, in order).",
+)
+@click.option(
+    "--tokenizer", default=None, help="Count tokens with NAME or NAME:PATH for the card's statistics (default: none)."
+)
+@PROGRESS_OPTION
+def traces_publish(
+    shards_dir: str,
+    profile: str,
+    out: str,
+    registry: str | None,
+    license_: str,
+    version: str,
+    summary: str | None,
+    build: tuple[str, ...],
+    tokenizer: str | None,
+    progress: str,
+) -> None:
+    """Write a release folder of SHARDS for a profile (docs/maintainers.md): the shards and manifest,
+    the data card as README.md (Hugging Face `configs:`, so `datasets.load_dataset(DIR)` opens it),
+    the profile, and registry.json, the dataset's official-hash entry (added to --registry for a
+    user profile; a built-in's goes into eval/data/official.json by a reviewed change)."""
+    prof = traces.get_profile(profile)
+    with traces.Progress("publish", mode=progress) as bar:
+        rel = traces.publish(
+            shards_dir,
+            out,
+            prof,
+            registry=registry,
+            version=version,
+            license=license_,
+            summary=summary,
+            build=build,
+            tokenizer=_load_counter(tokenizer, prof),
+            progress=bar,
+        )
+    click.echo(f"published {rel.folder}: {rel.name} for profile {rel.profile}, {len(rel.files)} files")
+    click.echo(f"content hash {rel.content_hash}")
+    if rel.registry is not None:
+        click.echo(
+            f"registered in {rel.registry}; `trajbench eval check --registry {rel.registry}` checks runs against it"
+        )
+    elif prof.built_in:
+        click.echo(f"official only once {rel.folder}/registry.json's entry is in eval/data/official.json")
+    else:
+        click.echo(f"not registered (no --registry or ${traces.REGISTRY_ENV}): {rel.folder}/registry.json is the entry")
 
 
 # ---------------------------------------------------------------- replay
@@ -687,11 +823,9 @@ def run_options(f: F) -> F:
             default=None,
             help="Base URL of an OpenAI-compatible server (default: start the embedded simulator).",
         ),
-        click.option(
-            "--profile",
-            default=None,
-            type=click.Choice(sorted(traces.profiles())),
-            help="Model profile: fixed sampling parameters (docs/requests.md); default: the one the shards' "
+        profile_option(
+            None,
+            "Model profile: fixed sampling parameters (docs/requests.md); default: the one the shards' "
             "tokenizer belongs to, else kimi-k3 (as `traces show`).",
         ),
         click.option("--model", default=None, help="Served model name, if not the profile's."),
@@ -1045,6 +1179,7 @@ SHARDS_OVERRIDE = click.option(
 )
 @GATES_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print scores.json's summary (without per_turn) as JSON.")
+@PROFILES_OPTION
 @PROGRESS_OPTION
 def eval_inline(run_dir: str, shards: str | None, rules: str | None, gates: str, as_json: bool, progress: str) -> None:
     """Inline accuracy of RUN_DIR (docs/accuracy.md) from its records; writes RUN_DIR/scores.json.
@@ -1073,12 +1208,7 @@ def _warn_partial(run_dir: str) -> None:
 @eval_group.command("osl")
 @example("trajbench eval osl runs/c8 --tokenizer qwen3.6")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
-@click.option(
-    "--profile",
-    default=None,
-    type=click.Choice(sorted(traces.profiles())),
-    help="Model profile whose band applies (default: the run's).",
-)
+@profile_option(None, "Model profile whose band applies (default: the run's).")
 @SHARDS_OVERRIDE
 @click.option(
     "--tokenizer",
@@ -1126,20 +1256,27 @@ def eval_osl(
 @click.option(
     "--expected-hash",
     default=None,
-    help="The official dataset's manifest content hash (default: eval/data/official.json).",
+    help="The dataset's manifest content hash (default: eval/data/official.json for a built-in profile, "
+    "the --registry file for a user one).",
 )
-@click.option(
-    "--profile",
-    default=None,
-    type=click.Choice(sorted(traces.profiles())),
-    help="The submission's model profile (default: the runs').",
-)
+@profile_option(None, "The submission's model profile (default: the runs').")
+@REGISTRY_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 def eval_check(
-    run_dirs: tuple[str, ...], swebench: tuple[str, ...], expected_hash: str | None, profile: str | None, as_json: bool
+    run_dirs: tuple[str, ...],
+    swebench: tuple[str, ...],
+    expected_hash: str | None,
+    profile: str | None,
+    registry: str | None,
+    as_json: bool,
 ) -> None:
-    """Compliance of a submission (docs/compliance.md): every check of every run folder RUN_DIRS."""
-    checks = evaluation.check_submission(run_dirs, swebench=swebench, expected_hash=expected_hash, profile=profile)
+    """Compliance of a submission (docs/compliance.md): every check of every run folder RUN_DIRS.
+
+    A run of a user profile fails the official-profile check (docs/maintainers.md); its dataset
+    is checked against the hash `traces publish` put into the user registry."""
+    checks = evaluation.check_submission(
+        run_dirs, swebench=swebench, expected_hash=expected_hash, profile=profile, registry=registry
+    )
     if as_json:
         click.echo(json.dumps(evaluation.compliance_json(checks), indent=2))
     else:
@@ -1168,12 +1305,7 @@ def eval_check(
 @click.option(
     "--endpoint", required=True, help="OpenAI-compatible base URL, e.g. http://host:8000 (with or without /v1)."
 )
-@click.option(
-    "--profile",
-    required=True,
-    type=click.Choice(sorted(traces.profiles())),
-    help="Model profile: sampling parameters, agent template, threshold.",
-)
+@profile_option(None, "Model profile: sampling parameters, agent template, threshold.", required=True)
 @click.option(
     "--instances",
     default=200,
@@ -1287,6 +1419,7 @@ def eval_swebench(
 @eval_group.command("swebench-mean")
 @example("trajbench eval swebench-mean swe1 swe2 swe3 swe4")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@PROFILES_OPTION
 def eval_swebench_mean(run_dirs: tuple[str, ...]) -> None:
     """Mean SWE-bench score of the region runs RUN_DIRS against the profile's threshold.
 
@@ -1319,16 +1452,40 @@ def tokenizers_cmd() -> None:
 
 
 # ---------------------------------------------------------------- profiles
-@cli.command("profiles")
-@example("trajbench profiles --json")
-@click.option("--json", "as_json", is_flag=True, help="Print the profiles as JSON.")
-def profiles_cmd(as_json: bool) -> None:
-    """List the model profiles: served name, tokenizer, sampling parameters, thresholds."""
-    from dataclasses import asdict
+@cli.group("profiles", invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the profiles as JSON (same as `profiles list --json`).")
+@PROFILES_OPTION
+@click.pass_context
+def profiles_group(ctx: click.Context, as_json: bool) -> None:
+    """List the model profiles (bare) or derive a new one's thresholds from reference runs.
 
+    User profiles (--profiles FILE, $TRAJBENCH_PROFILES) are listed beside the built-ins with the
+    file they came from (docs/maintainers.md)."""
+    if ctx.invoked_subcommand is None:
+        _list_profiles(as_json)
+
+
+@profiles_group.command("list")
+@example("trajbench profiles list --json")
+@click.option("--json", "as_json", is_flag=True, help="Print the profiles as JSON.")
+@PROFILES_OPTION
+def profiles_list(as_json: bool) -> None:
+    """List the model profiles: source, served name, tokenizer, sampling parameters, thresholds."""
+    _list_profiles(as_json)
+
+
+def _list_profiles(as_json: bool) -> None:
     profs = traces.profiles()
     if as_json:
-        click.echo(json.dumps({name: asdict(p) for name, p in profs.items()}, indent=2))
+        click.echo(
+            json.dumps(
+                {
+                    name: {**p.content(), "source": p.source, "content_hash": p.content_hash()}
+                    for name, p in profs.items()
+                },
+                indent=2,
+            )
+        )
         return
     from rich.console import Console
     from rich.table import Table
@@ -1340,13 +1497,22 @@ def profiles_cmd(as_json: bool) -> None:
         return "-" if x is None else f">= {100 * x:.2f}%"
 
     table = Table(
-        "profile", "served model", "tokenizer", "request parameters", "inline", "OSL/turn", "SWE-bench", "SWE template"
+        "profile",
+        "source",
+        "served model",
+        "tokenizer",
+        "request parameters",
+        "inline",
+        "OSL/turn",
+        "SWE-bench",
+        "SWE template",
     )
     for name, p in profs.items():
         params = "\n".join(f"{k}={json.dumps(v)}" for k, v in p.request_params().items())
         t = p.thresholds
         table.add_row(
             name,
+            p.source,
             p.served_model_name,
             p.tokenizer,
             params,
@@ -1355,7 +1521,92 @@ def profiles_cmd(as_json: bool) -> None:
             pct(t.swebench),
             p.swebench_template,
         )
-    Console(width=max(140, Console().width)).print(table)
+    Console(width=max(160, Console().width)).print(table)
+
+
+@profiles_group.command("derive")
+@example("trajbench profiles derive runs/ref1 runs/ref2 --name my-model --out my-model.yaml")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--name", required=True, help="The new profile's name (not a built-in's or a loaded profile's).")
+@click.option(
+    "--out",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Profile file to write (.yaml, .yml or .json); default: print it.",
+)
+@click.option("--base", default=None, help="Profile to copy the other fields from (default: the runs' own).")
+@click.option("--description", default=None, help="The new profile's description.")
+@click.option(
+    "--osl-tolerance",
+    default=100 * evaluation.DEFAULT_OSL_TOLERANCE,
+    show_default=True,
+    type=click.FloatRange(0, 100, min_open=True, max_open=True),
+    help="OSL band half-width, in percent of the reference mean output tokens per turn.",
+)
+@click.option(
+    "--inline-fraction",
+    default=evaluation.DEFAULT_INLINE_FRACTION,
+    show_default=True,
+    type=click.FloatRange(0, 1, min_open=True),
+    help="Inline threshold as a fraction of the reference inline score.",
+)
+@click.option(
+    "--swebench",
+    "swebench",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="A reference standalone SWE-bench result folder (repeatable); without one, no SWE-bench threshold.",
+)
+@click.option(
+    "--swebench-fraction",
+    default=evaluation.DEFAULT_SWEBENCH_FRACTION,
+    show_default=True,
+    type=click.FloatRange(0, 1, min_open=True),
+    help="SWE-bench threshold as a fraction of the reference SWE-bench mean.",
+)
+@click.option(
+    "--allow-unofficial",
+    is_flag=True,
+    help="Derive from runs that are not official-shaped (salt, delays, partial; recorded in the profile).",
+)
+@PROFILES_OPTION
+def profiles_derive(
+    run_dirs: tuple[str, ...],
+    name: str,
+    out: str | None,
+    base: str | None,
+    description: str | None,
+    osl_tolerance: float,
+    inline_fraction: float,
+    swebench: tuple[str, ...],
+    swebench_fraction: float,
+    allow_unofficial: bool,
+) -> None:
+    """A new profile whose gates come from the reference model's own runs RUN_DIRS: OSL band =
+    reference mean output tokens per turn ± --osl-tolerance %, inline threshold = --inline-fraction
+    × the reference inline score, SWE-bench threshold from --swebench runs (docs/maintainers.md)."""
+    derived = evaluation.derive_profile(
+        run_dirs,
+        name,
+        base=base,
+        description=description,
+        osl_tolerance=osl_tolerance / 100,
+        inline_fraction=inline_fraction,
+        swebench=swebench,
+        swebench_fraction=swebench_fraction,
+        allow_unofficial=allow_unofficial,
+    )
+    for line in derived.unofficial:
+        click.echo(f"Warning: not official-shaped: {line}", err=True)
+    if out is None:
+        click.echo(traces.profile_text([derived.profile]), nl=False)
+        return
+    path = traces.write_profile_file(out, [derived.profile])
+    t = derived.profile.thresholds
+    click.echo(
+        f"wrote {path}: profile {name}, OSL {t.osl_min:g}-{t.osl_max:g}, inline {t.inline}, SWE-bench {t.swebench}"
+    )
+    click.echo(f"use it with --profiles {path} --profile {name}")
 
 
 # ---------------------------------------------------------------- report

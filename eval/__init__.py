@@ -6,7 +6,15 @@ extra `trajbench[swebench]` only when a run starts).
 
 from __future__ import annotations
 
-from .compliance import Check, check_submission, compliance_json
+from .compliance import Check, check_submission, compliance_json, expected_hash_of
+from .derive import (
+    DEFAULT_INLINE_FRACTION,
+    DEFAULT_OSL_TOLERANCE,
+    DEFAULT_SWEBENCH_FRACTION,
+    Derived,
+    derive_profile,
+    osl_band_from,
+)
 from .errors import EvalError, GateFailed
 from .inline import score_run
 from .inline import summary_lines as inline_lines
@@ -18,18 +26,25 @@ from .rundir import partial_run
 from .verdicts import gate_verdicts
 
 __all__ = [
+    "DEFAULT_INLINE_FRACTION",
+    "DEFAULT_OSL_TOLERANCE",
+    "DEFAULT_SWEBENCH_FRACTION",
     "GATE_MODES",
     "OSL_FILE",
     "SCORES_FILE",
     "Check",
+    "Derived",
     "EvalError",
     "GateFailed",
     "OslResult",
     "Scores",
     "check_submission",
     "compliance_json",
+    "derive_profile",
+    "expected_hash_of",
     "gate_verdicts",
     "inline_lines",
+    "osl_band_from",
     "osl_gate",
     "osl_lines",
     "partial_run",

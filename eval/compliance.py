@@ -1,10 +1,12 @@
 """The compliance check of a submission (docs/compliance.md): is every run directory an official point?
 
-Each run folder is checked for: a real target (never trajbench's simulator), gate files judged
+Each run folder is checked for: a built-in profile unchanged since the run (a user profile's
+gates are its author's, docs/maintainers.md), a real target (never trajbench's simulator), gate files judged
 by the official gates (never research gates, docs/accuracy.md), salt mode mlperf,
 delays on, stop-issuing off, a trajectory count that is a positive multiple of the dataset size
 (and every one of them started), the profile's request parameters unchanged, inline and OSL
-gates passing, and the dataset's content hash equal to the official one, recomputed from the
+gates passing, and the dataset's content hash equal to the official one (the package's registry
+for a built-in profile, the user registry `traces publish` writes for any other), recomputed from the
 shard files and rows rather than read from the manifest (a rewritten shard must not pass as the
 official dataset). The submission as a whole needs SWE-bench: 4 runs (one per mandatory
 concurrency region) of 200 instances each whose mean meets the profile's threshold. Every check
@@ -45,9 +47,21 @@ class Check:
 
 
 def official_hash(profile: str) -> str | None:
+    """The package's official hash of a built-in profile's dataset (eval/data/official.json)."""
     raw = json.loads(resources.files("eval").joinpath("data/official.json").read_text("utf-8"))
     known: str | None = raw["content_hashes"].get(profile)
     return known
+
+
+def expected_hash_of(prof: traces.Profile, registry: str | Path | None) -> tuple[str | None, str]:
+    """The hash a run of `prof` must replay, and where it comes from: the package's registry for
+    a built-in, the user registry (--registry, TRAJBENCH_REGISTRY) for any other profile."""
+    if prof.built_in:
+        return official_hash(prof.name), "eval/data/official.json"
+    where = traces.registry_path(registry)
+    if where is None:
+        return None, f"no user registry (--registry FILE or {traces.REGISTRY_ENV})"
+    return traces.registered_hash(where, prof.name), f"the registry {where}"
 
 
 def check_submission(
@@ -56,8 +70,10 @@ def check_submission(
     swebench: Sequence[str | Path] = (),
     expected_hash: str | None = None,
     profile: str | None = None,
+    registry: str | Path | None = None,
 ) -> list[Check]:
-    """Every check of every run folder, then the submission-wide SWE-bench check."""
+    """Every check of every run folder, then the submission-wide SWE-bench check. Without
+    `expected_hash`, the dataset's hash is looked up by profile (`expected_hash_of`)."""
     if not run_dirs:
         raise EvalError("no run folder given; pass the run directories of every Pareto point")
     checks: list[Check] = []
@@ -67,7 +83,7 @@ def check_submission(
         run = open_run(d)
         name = profile or run.profile_name or ""
         profiles_seen.add(name)
-        checks.extend(_check_run(run, name, expected_hash, verified))
+        checks.extend(_check_run(run, name, expected_hash, verified, registry))
     name = profile or (profiles_seen.pop() if len(profiles_seen) == 1 else "")
     if not name:
         checks.append(
@@ -83,7 +99,11 @@ def check_submission(
 
 
 def _check_run(
-    run: Run, name: str, expected_hash: str | None, verified: dict[Path, traces.Verification | traces.ShardError]
+    run: Run,
+    name: str,
+    expected_hash: str | None,
+    verified: dict[Path, traces.Verification | traces.ShardError],
+    registry: str | Path | None = None,
 ) -> list[Check]:
     point = str(run.path)  # as the user gave it: two sweeps may both have a folder "c4"
     cfg = run.config
@@ -92,10 +112,16 @@ def _check_run(
     def add(check: str, passed: bool, reason: str) -> None:
         out.append(Check(point, check, passed, reason))
 
-    if name not in traces.profiles():
-        add("profile", False, f"unknown profile {name!r}; choose one of {', '.join(traces.profiles())}")
+    prof = run.profile if name == run.profile_name else traces.profiles().get(name)
+    if prof is None:
+        add(
+            "profile",
+            False,
+            f"unknown profile {name!r}; choose one of {', '.join(traces.profiles())} "
+            "(or load a user profile with --profiles FILE)",
+        )
         return out
-    prof = traces.get_profile(name)
+    out.append(_check_profile(run, prof, point))
     out.append(_check_target(cfg, point))
     out.append(_check_gates(run, point))
     if run.profile_name != name:
@@ -125,7 +151,7 @@ def _check_run(
     )
     out.append(_check_trajectories(run, point))
     out.append(_check_sampling(cfg, prof, point))
-    dataset = _check_hash(run, name, expected_hash, point, verified)
+    dataset = _check_hash(run, prof, expected_hash, point, verified, registry)
     if isinstance(_verify(run.shards, verified), traces.ShardError):  # its rows cannot be trusted, or read
         out += [
             Check(point, check, False, "not scored: the shards do not match their manifest (see the dataset check)")
@@ -144,10 +170,40 @@ def _check_run(
             f"score {_pct(scores.score)} vs >= {_pct(thr)} over {scores.turns.scored} turns "
             f"({scores.turns.missing} missing)",
         )
-    osl = osl_of(run, name)
+    osl = osl_of(run, name)  # the run's own profile when name is the run's
     add("osl", osl.passed is True, osl.reason)
     out.append(dataset)
     return out
+
+
+def _check_profile(run: Run, prof: traces.Profile, point: str) -> Check:
+    """Only a built-in profile makes an official point (a user profile's thresholds are its
+    author's, docs/maintainers.md), and only as the package defines it: run.json records the
+    profile's hash, so a run made with another version of it is seen."""
+    recorded = run.config.profile_hash
+    if not prof.built_in:
+        changed = (
+            f"; the loaded file's version differs from the one the run recorded (hash {recorded[:16]}…)"
+            if recorded is not None and recorded != prof.content_hash()
+            else ""
+        )
+        return Check(
+            point,
+            "official-profile",
+            False,
+            f"profile {prof.name} is a user profile ({prof.source}), not a built-in one: its gates are its author's, "
+            f"so the point is not an official result (official profiles ship with trajbench: `trajbench profiles`)"
+            + changed,
+        )
+    if recorded is not None and recorded != prof.content_hash():
+        return Check(
+            point,
+            "official-profile",
+            False,
+            f"run.json's profile {prof.name} (hash {recorded[:16]}…) differs from this trajbench's "
+            f"({prof.content_hash()[:16]}…); rerun the point with this trajbench",
+        )
+    return Check(point, "official-profile", True, f"built-in profile {prof.name}")
 
 
 def _check_target(cfg: RunInfo, point: str) -> Check:
@@ -225,10 +281,11 @@ def _verify(
 
 def _check_hash(
     run: Run,
-    name: str,
+    prof: traces.Profile,
     expected_hash: str | None,
     point: str,
     verified: dict[Path, traces.Verification | traces.ShardError],
+    registry: str | Path | None,
 ) -> Check:
     """The dataset check: the shards as they are now re-hashed (files and rows), the hash the run
     recorded, the expected official hash, and the run's own check of its shards at start."""
@@ -251,9 +308,24 @@ def _check_hash(
             False,
             f"run.json content_hash {claimed[:16]}… differs from the shards' {actual[:16]}…; the shards changed after the run",
         )
-    want = expected_hash or official_hash(name)
+    if expected_hash is not None:
+        want: str | None = expected_hash
+        source = "--expected-hash"
+    else:
+        try:
+            want, source = expected_hash_of(prof, registry)
+        except traces.TraceError as exc:
+            return Check(point, "dataset", False, str(exc))
     if want is None:
-        return Check(point, "dataset", False, f"no official hash known for {name}; pass --expected-hash")
+        if prof.built_in:
+            return Check(point, "dataset", False, f"no official hash known for {prof.name}; pass --expected-hash")
+        return Check(
+            point,
+            "dataset",
+            False,
+            f"no published hash known for {prof.name} in {source}; pass --expected-hash, or --registry FILE "
+            "(written by `trajbench traces publish`, docs/maintainers.md)",
+        )
     if actual != want:
         return Check(point, "dataset", False, f"content hash {actual[:16]}… is not the expected {want[:16]}…")
     return Check(

@@ -97,7 +97,8 @@ def osl_of(
     progress: traces.Progress | None = None,
 ) -> OslResult:
     name = profile or run.profile_name or "kimi-k3"
-    prof = traces.get_profile(name)
+    own = run.profile if name == run.profile_name else None  # a user profile run.json records in full
+    prof = own if own is not None else traces.get_profile(name)
     records = run.records()
     gt = run.truth()
     in_window = [r for r in records if r.in_window]

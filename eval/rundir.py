@@ -72,8 +72,19 @@ class Run:
 
     @property
     def profile(self) -> traces.Profile | None:
-        """The run's model profile, when this trajbench knows it."""
-        return traces.get_profile(self.config.profile) if self.config.profile in traces.profiles() else None
+        """The run's model profile: this trajbench's of that name (built-in, or a loaded user
+        profile), else the one run.json records in full (a user profile whose file is not
+        loaded here), else None."""
+        known = traces.profiles().get(self.config.profile)
+        if known is not None:
+            return known
+        content = self.config.profile_content
+        if content is None or content.get("name") != self.config.profile:
+            return None
+        spec = {k: v for k, v in content.items() if k != "name"}
+        if traces.check_profile(self.config.profile, spec):
+            return None  # an edited run.json: not a profile to judge by
+        return traces.profile_from(content, source=f"{self.path}/run.json")
 
     def truth(self, rules: Rules | None = None) -> GroundTruth:
         """The ground truth of the run's shards (computed once for the default rules)."""

@@ -32,7 +32,7 @@ class Backend(Protocol):
         """(requests in flight, slots waiting out a delay) over all workers."""
 
 
-def load_counter(spec: str | None, profile: str) -> Any:
+def load_counter(spec: str | None, profile: str | traces.Profile) -> Any:
     """The client-side tokenizer, when one was asked for (traces.tokenizers may be absent)."""
     if spec is None:
         return None
@@ -42,7 +42,8 @@ def load_counter(spec: str | None, profile: str) -> Any:
         raise ReplayError(
             f"--tokenizer {spec}: this trajbench has no traces.tokenizers module; drop --tokenizer"
         ) from None
-    return load_tokenizer(spec, template_kwargs=dict(traces.get_profile(profile).chat_template_kwargs))
+    prof = traces.get_profile(profile) if isinstance(profile, str) else profile
+    return load_tokenizer(spec, template_kwargs=dict(prof.chat_template_kwargs))
 
 
 def open_client(plan: WorkerPlan) -> Any:

@@ -73,7 +73,7 @@ async def _run_replay(
     num = config.num_trajectories if config.num_trajectories is not None else len(shards)
     if client_factory is not None and config.workers > 1:
         raise ReplayError("a custom client works only in-process; use --workers 1")
-    counter = load_counter(config.tokenizer, profile.name)  # a bad --tokenizer fails before anything starts
+    counter = load_counter(config.tokenizer, profile)  # a bad --tokenizer fails before anything starts
     ensure_open_files(config.concurrency, config.workers)
     run_dir = run_dir_of(config)  # checked now, created only once the endpoint has passed
     state = RunState(total_turns=planned_turns(shards, num))  # reads every shard footer
@@ -93,7 +93,7 @@ async def _run_replay(
                     worker=w,
                     slots=slots_of_worker(config.concurrency, config.workers, w),
                     shards=str(shards.path),
-                    profile=profile.name,
+                    profile=profile,
                     base_url=base_url,
                     model=config.model,
                     inject_delays=config.inject_delays,
@@ -330,6 +330,9 @@ def run_info(
         salt_seed=opts.seed,
         history_marker=shards.history_marker,
         profile=profile.name,
+        profile_content=profile.content(),
+        profile_hash=profile.content_hash(),
+        profile_built_in=profile.built_in,
         request_params=request_params(profile, config.max_completion_tokens),
         model=config.model or profile.served_model_name,
         endpoint=_public_url(base_url),

@@ -101,6 +101,11 @@ class RunInfo(traces.JsonFile):
     skip_preflight: bool = False
     api_key_env: str | None = None  # the variable's name only, never the key
     simulator: SimConfig | None = None  # the embedded simulator's settings (no --endpoint)
+    # The profile in full and its hash (traces.Profile.content_hash), so a run with a user profile
+    # can be judged without its file, and a changed profile is seen (docs/maintainers.md).
+    profile_content: dict[str, Any] | None = None
+    profile_hash: str | None = None
+    profile_built_in: bool | None = None
 
 
 def read_run_info(run_dir: str | os.PathLike[str]) -> RunInfo:

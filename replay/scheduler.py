@@ -54,7 +54,7 @@ class WorkerPlan:
     worker: int
     slots: tuple[int, ...]
     shards: str
-    profile: str
+    profile: str | traces.Profile  # a name, or the profile itself (a user profile reaches a spawned worker)
     base_url: str
     model: str | None = None
     inject_delays: bool = True
@@ -132,7 +132,7 @@ class Scheduler:
         self.client = client
         self.shards = shards if shards is not None else Shards(plan.shards)
         self.counter = counter
-        self.profile = traces.get_profile(plan.profile)
+        self.profile = traces.get_profile(plan.profile) if isinstance(plan.profile, str) else plan.profile
         self.active = 0  # requests in flight (live display)
         self.waiting = 0  # slots waiting out a recorded delay (live display)
         self._clock = clock

@@ -9,6 +9,7 @@ skip without it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -63,3 +64,14 @@ def sample_shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("shards") / "sample"
     traces.build_shards([str(SAMPLE)], out, traces.BuildOptions(name="sample"))
     return out
+
+
+@pytest.fixture(autouse=True)
+def _no_user_profiles_left() -> Iterator[None]:
+    """`--profiles FILE` loads user profiles for the rest of the process; each test starts and
+    ends without them, as a fresh `trajbench` command does."""
+    from traces.profiles import clear_profile_files
+
+    clear_profile_files()
+    yield
+    clear_profile_files()

@@ -35,9 +35,9 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 def test_the_command_tree_is_the_documented_one() -> None:
     assert {" ".join(c) for c in COMMANDS} == {
-        "demo", "eval check", "eval inline", "eval osl", "eval swebench", "eval swebench-mean", "profiles", "replay calibrate",
-        "replay run", "replay sweep", "report", "serve-sim", "tokenizers", "traces build", "traces card", "traces export",
-        "traces show", "traces stats", "traces synth", "traces validate", "traces verify",
+        "demo", "eval check", "eval inline", "eval osl", "eval swebench", "eval swebench-mean", "profiles derive", "profiles list",
+        "replay calibrate", "replay run", "replay sweep", "report", "serve-sim", "tokenizers", "traces build", "traces card",
+        "traces export", "traces publish", "traces show", "traces stats", "traces synth", "traces validate", "traces verify",
     }  # fmt: skip
 
 
@@ -84,7 +84,8 @@ ERRORS = {
     "eval osl": (["eval", "osl", "{empty}"], 1, "no run.json; pass a folder written by `trajbench replay run`"),
     "eval swebench": (["eval", "swebench", "--dataset", "x", "--endpoint", "http://127.0.0.1:9", "--profile", "nope"], 2, "Invalid value for '--profile'"),
     "eval swebench-mean": (["eval", "swebench-mean", "{empty}"], 1, "swebench_summary.json: not found; pass folders written by `trajbench eval swebench`"),
-    "profiles": (["profiles", "--bogus"], 2, "No such option '--bogus'"),
+    "profiles derive": (["profiles", "derive", "{empty}", "--name", "x"], 1, "no run.json; pass a folder written by `trajbench replay run`"),
+    "profiles list": (["profiles", "list", "--profiles", "{tmp}/nope.yaml"], 1, "nope.yaml: no such profile file; check the path"),
     "replay calibrate": (["replay", "calibrate", "--turns", "0"], 2, "Invalid value for '--turns': 0 is not in the range x>=1"),
     "replay run": (["replay", "run", "{empty}"], 1, "no manifest.json here; pass a folder written by `trajbench traces build`"),
     "replay sweep": (["replay", "sweep", "{empty}", "--out", "{tmp}/s"], 2, "give exactly one of --concurrency LIST or --regions"),
@@ -94,6 +95,7 @@ ERRORS = {
     "traces build": (["traces", "build", "{bad}", "--out", "{tmp}/o"], 1, "bad.jsonl:1: conversation_id must be a non-empty printable ASCII string"),
     "traces card": (["traces", "card", "{empty}", "--out", "{tmp}/c.md"], 1, "no manifest.json here; pass a folder written by `trajbench traces build`"),
     "traces export": (["traces", "export", "{empty}", "--out", "{tmp}/x.jsonl"], 1, "no manifest.json here"),
+    "traces publish": (["traces", "publish", "{empty}", "--profile", "kimi-k3", "--out", "{tmp}/rel"], 1, "no manifest.json here; pass a folder written by `trajbench traces build`"),
     "traces show": (["traces", "show", "{empty}", "--trajectory", "a", "--turn", "1"], 1, "no manifest.json here"),
     "traces stats": (["traces", "stats", "{empty}"], 1, "no manifest.json here"),
     "traces synth": (["traces", "synth", "--out", "{tmp}/x.jsonl", "--scale", "0"], 2, "Invalid value for '--scale': 0.0 is not in the range x>0"),

@@ -129,7 +129,7 @@ def test_an_unknown_key_lists_the_valid_ones(
             "o.json",
             '{"profile": "gpt-9"}',
             1,
-            "profile: 'gpt-9' is not one of 'kimi-k2.6', 'kimi-k3', 'qwen3.6-35b-a3b'",
+            "profile: unknown profile 'gpt-9'; choose one of kimi-k2.6, kimi-k3, qwen3.6-35b-a3b (or load a user profile",
         ),
         ("o.json", '{"workers": 0}', 1, "workers: 0 is not in the range x>=1"),
     ],

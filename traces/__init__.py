@@ -22,9 +22,21 @@ from .layout import MANIFEST, STATS_FILE
 from .manifest import FORMAT_VERSION, InstanceEntry, Manifest
 from .model import Row, Trajectory, content_text, domain_of
 from .outdir import check_writable, make_dir
-from .profiles import Profile, get_profile, profiles
+from .profilefile import check_profile, profile_text, read_profile_file, write_profile_file
+from .profiles import (
+    PROFILES_ENV,
+    Profile,
+    ProfileError,
+    Thresholds,
+    add_profile_files,
+    get_profile,
+    profile_from,
+    profiles,
+    user_profile_files,
+)
 from .progress import PLAIN_SECONDS, PROGRESS_MODES, PROGRESS_SECONDS_ENV, Progress, plain_seconds
 from .prompts import PromptBuilder, wire_messages
+from .publish import REGISTRY_ENV, HashRegistry, Release, publish, registered_hash, registry_path
 from .request import request_body
 from .salt import SALT_MODES, Salt, make_salt
 from .shards import Instance, Shards, TurnPrompt, TurnRow, iter_prompts, logical_id, salt_for
@@ -54,8 +66,10 @@ __all__ = [
     "MANIFEST",
     "PERCENTILES",
     "PLAIN_SECONDS",
+    "PROFILES_ENV",
     "PROGRESS_MODES",
     "PROGRESS_SECONDS_ENV",
+    "REGISTRY_ENV",
     "SALT_MODES",
     "STATS_FILE",
     "BuildOptions",
@@ -64,18 +78,22 @@ __all__ = [
     "Distribution",
     "ExportResult",
     "Format",
+    "HashRegistry",
     "Instance",
     "InstanceEntry",
     "JsonFile",
     "Manifest",
     "MessagesHasher",
     "Profile",
+    "ProfileError",
     "Progress",
     "PromptBuilder",
+    "Release",
     "Row",
     "Salt",
     "ShardError",
     "Shards",
+    "Thresholds",
     "TraceError",
     "TraceFormatError",
     "TraceValidationErrors",
@@ -84,9 +102,11 @@ __all__ = [
     "TurnRow",
     "Verification",
     "__version__",
+    "add_profile_files",
     "build_shards",
     "canonical_json",
     "check_card",
+    "check_profile",
     "check_writable",
     "content_line",
     "content_text",
@@ -111,8 +131,14 @@ __all__ = [
     "pct_key",
     "percentiles",
     "plain_seconds",
+    "profile_from",
+    "profile_text",
     "profiles",
+    "publish",
+    "read_profile_file",
     "read_sources",
+    "registered_hash",
+    "registry_path",
     "request_body",
     "salt_for",
     "sha256_file",
@@ -120,8 +146,10 @@ __all__ = [
     "shards_profile",
     "to_json",
     "turn_body",
+    "user_profile_files",
     "validate_sources",
     "verify_shards",
     "wire_messages",
     "write_card",
+    "write_profile_file",
 ]

@@ -10,7 +10,7 @@ generated_by, content hash, and the commands that rebuild it), the body has the 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,9 +113,11 @@ def write_card(
     tokenizer: Any | None = None,
     options: StatsOptions | None = None,
     progress: Progress | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write the card of a built shard folder to `out` and its plots to `img/` beside it
-    (`progress` follows the statistics, the long part)."""
+    (`progress` follows the statistics, the long part). `extra` adds front-matter keys (a
+    release's Hugging Face `configs:` and profile, `traces.publish`) after trajbench's own."""
     out_path = Path(out)
     if out_path.suffix != ".md":
         raise TraceError(f"{out_path}: a data card is a Markdown file; name it NAME.md")
@@ -139,6 +141,10 @@ def write_card(
     }
     if build:
         meta["build"] = list(build)
+    for key, value in (extra or {}).items():
+        if key in meta:
+            raise TraceError(f"card front matter: {key!r} is trajbench's own key; the extra keys may not replace it")
+        meta[key] = value
     stats = compute_stats(sh.path, tokenizer=tokenizer, options=options, progress=progress)
     meta["statistics"] = {
         "units": stats["units"],

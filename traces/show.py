@@ -14,7 +14,7 @@ from .shards import Shards, iter_prompts
 DEFAULT_PROFILE = "kimi-k3"
 
 
-def _uses(profile: Profile, tokenizer: str) -> bool:
+def uses_tokenizer(profile: Profile, tokenizer: str) -> bool:
     """Whether shards counted with `tokenizer` (the manifest's name of it) were counted for
     `profile`: the same tokenizer kind (`kimi`, `qwen3.6`), or a local model folder (`hf:NAME`)
     named like the profile's served model."""
@@ -37,7 +37,7 @@ def shards_profile(shards: Shards, *, quiet_without_tokenizer: bool = False) -> 
             f"the shards do not say which model they were built for (built without --tokenizer); "
             f"showing the {DEFAULT_PROFILE} profile's request; {how}"
         )
-    found = [p for p in profiles().values() if _uses(p, tok.name)]
+    found = [p for p in profiles().values() if uses_tokenizer(p, tok.name)]
     if len(found) == 1:
         return found[0], None
     if not found:

@@ -47,6 +47,7 @@ def test_a_compliant_submission_passes_every_check(tmp_path: Path, sample_shards
     failed = [c for c in checks if not c.passed]
     assert failed == []
     assert {c.check for c in checks} == {
+        "official-profile",
         "target",
         "gates",
         "salt",
@@ -90,7 +91,8 @@ def test_a_model_with_other_answers_and_wrong_settings_fails_with_reasons(tmp_pa
     score_run(run, gates="dataset")  # judged by research gates: never an official point
     checks = check_submission([run], swebench=swebench_dirs(tmp_path, [0.9] * 4))
     c = by_check(checks, "bad")
-    assert not any(x.passed for x in c.values())
+    assert c["official-profile"].passed  # the built-in kimi-k3, unchanged
+    assert not any(x.passed for name, x in c.items() if name != "official-profile")
     assert c["gates"].reason.startswith("judged by research gates (scores.json by dataset-derived gates)")
     assert c["target"].reason == (
         "measured against trajbench's simulator (GET /health says simulated); "
@@ -176,7 +178,7 @@ def test_cli_check_prints_a_table_and_exits_nonzero_on_failure(
     code, out, err = _cli(["eval", "check", "c4"], capsys)
     assert code == 1
     assert "c4" in out and "sampling" in out and "no official hash known" in out
-    assert err.startswith("Error: 2 of 11 compliance checks failed")  # dataset hash and SWE-bench
+    assert err.startswith("Error: 2 of 12 compliance checks failed")  # dataset hash and SWE-bench
     swe = [str(d) for d in swebench_dirs(tmp_path, [0.95] * 4)]
     args = ["eval", "check", str(run), "--expected-hash", traces.Shards(sample_shards).content_hash, "--json"]
     for d in swe:
