@@ -1,5 +1,6 @@
 """Running `trajbench` in a child process, as a user (or an attacker) would: real argv, real
-signals, real exit codes, stderr as printed, and the child's peak memory.
+signals, real exit codes, stderr as printed, and the child's peak memory; and `in_process`, the
+same command run in the test's own process (fast, for output and exit codes only).
 
 The child is started through a tiny wrapper that waits for it and prints its peak RSS
 (`ru_maxrss` of the waited child), so the figure is the command's own, not this test process's.
@@ -15,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -88,3 +90,17 @@ def interrupt_when(
             p.kill()
             p.communicate()
     return Done(p.returncode, out, err)
+
+
+def in_process(argv: list[str], capsys: Any) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of `trajbench ARGV` run through `cli.main` in this process;
+    `capsys` is pytest's fixture."""
+    import cli
+
+    try:
+        cli.main(argv)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 import pytest
+from clirun import in_process as run
 
 import cli
 
@@ -21,16 +22,6 @@ def _commands(group: click.Group = cli.cli, prefix: tuple[str, ...] = ()) -> lis
 
 
 COMMANDS = _commands()
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        cli.main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_the_command_tree_is_the_documented_one() -> None:

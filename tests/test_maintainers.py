@@ -14,8 +14,8 @@ import json
 from pathlib import Path
 
 import pytest
+from clirun import in_process as trajbench
 
-import cli
 import traces
 
 PROFILE = """\
@@ -29,16 +29,6 @@ my-model:
   thresholds: {inline: null, osl_min: null, osl_max: null, swebench: null}
   swebench_template: default
 """
-
-
-def trajbench(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        cli.main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def ok(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from clirun import in_process as trajbench
 
-import cli
 import traces
 
 GOOD = {
@@ -36,16 +36,6 @@ mine:
   thresholds: {inline: 58, osl_min: 400, osl_max: 300, speed: 1}
   colour: red
 """
-
-
-def trajbench(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        cli.main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_a_malformed_profile_names_every_field_with_the_rule_and_the_fix(
