@@ -21,7 +21,7 @@ from .errors import AllTurnsFailed
 from .layout import REPORT_FILE, SUMMARY_FILE
 from .metrics import reference_metrics, trajbench_metrics
 from .numbers import Metric, RunNumbers
-from .records import Record, read_records
+from .records import Record, read_records, records_path
 from .runinfo import read_run_info
 
 #: The key that holds trajbench's additions in result_summary.json.
@@ -136,7 +136,7 @@ class RunOutcome:
         n = "the 1 issued turn" if self.sent == 1 else f"every one of the {self.sent} issued turns"
         return AllTurnsFailed(
             f"{n} failed ({kinds}); nothing was measured. First error: {first_error}. "
-            f"Fix the endpoint and rerun; every turn is in {Path(run_dir) / 'records.jsonl'}"
+            f"Fix the endpoint and rerun; every turn is in {records_path(run_dir)}"
         )
 
 

@@ -14,6 +14,7 @@ from loopback_server import LoopbackServer, Reply
 from cli import cli
 from replay.config import RunConfig
 from replay.errors import ReplayError
+from replay.records import records_path
 from replay.sweep import parse_concurrencies, run_sweep
 
 
@@ -67,9 +68,9 @@ def test_cli_needs_exactly_one_way_to_choose_points(sample_shards: Path, tmp_pat
 def test_add_runs_only_the_missing_points_and_keeps_the_rest(sample_shards: Path, tmp_path: Path) -> None:
     """Results are submitted incrementally: a baseline sweep, then more operating points."""
     with LoopbackServer(lambda b, h: Reply(chunks=3)) as srv:
-        base = RunConfig(shards=str(sample_shards), endpoint=srv.base_url, inject_delays=False, display=False)
+        base = RunConfig(shards=str(sample_shards), endpoint=srv.base_url, inject_delays=False, progress="none")
         folder = asyncio.run(run_sweep(base, [1, 2], tmp_path / "sweep", echo=lambda m: None))
-        baseline = {d: (folder / d / "records.jsonl").stat().st_mtime_ns for d in ("c0001", "c0002")}
+        baseline = {d: records_path(folder / d).stat().st_mtime_ns for d in ("c0001", "c0002")}
         first = len(srv.books.requests)
         # a list without --add that leaves points out is refused: it would drop them from sweep.json
         with pytest.raises(ReplayError, match=r"drop the finished or planned point\(s\) 1 from it.*missing 4$"):
@@ -91,11 +92,11 @@ def test_add_runs_only_the_missing_points_and_keeps_the_rest(sample_shards: Path
     ]
     assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == ["c0001", "c0002", "c0004", "c0008"]
     for d, mtime in baseline.items():  # the baseline's runs are untouched
-        assert (folder / d / "records.jsonl").stat().st_mtime_ns == mtime
+        assert records_path(folder / d).stat().st_mtime_ns == mtime
 
 
 def test_add_needs_an_existing_sweep(sample_shards: Path, tmp_path: Path) -> None:
-    base = RunConfig(shards=str(sample_shards), endpoint="http://127.0.0.1:9", display=False)
+    base = RunConfig(shards=str(sample_shards), endpoint="http://127.0.0.1:9", progress="none")
     with pytest.raises(ReplayError, match=r"no sweep\.json there, so there is no sweep to add points to"):
         asyncio.run(run_sweep(base, [4], tmp_path / "new", echo=lambda m: None, add=True))
     assert not (tmp_path / "new").exists()
