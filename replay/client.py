@@ -27,6 +27,7 @@ import httpx
 import orjson
 
 from .config import DEFAULT_LIMITS, ResponseLimits, format_size
+from .numbers import Connections
 from .sse import ChatStream, error_text
 from .transport import TIMING_EXTENSION, ConnectionDropped, FastTransport, ResponseTooLarge
 
@@ -83,9 +84,11 @@ class StreamClient:
         headers = {"Accept": "text/event-stream", "Accept-Encoding": "identity", "Content-Type": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
+        self._transport = transport if transport is not None else FastTransport(max_connections, limits=limits)
+        self._connect_timeout = connect_timeout
         self._http = httpx.AsyncClient(
             base_url=base_without_v1(base_url),
-            transport=transport if transport is not None else FastTransport(max_connections, limits=limits),
+            transport=self._transport,
             # read/write are unbounded here: the per-turn timeout of stream_chat bounds the whole turn.
             timeout=httpx.Timeout(connect=connect_timeout, read=None, write=None, pool=None),
             headers=headers,
@@ -94,6 +97,16 @@ class StreamClient:
         # The endpoint resolved once, by httpx itself: a URL object skips re-parsing and re-joining
         # the path against base_url on every request (~40 µs of the client's CPU per turn).
         self._url = self._http.build_request("POST", CHAT_PATH).url
+
+    async def prewarm(self, n: int) -> int:
+        """Open `n` sockets before the first request (FastTransport only; see its `prewarm`)."""
+        if not isinstance(self._transport, FastTransport):
+            return 0
+        return await self._transport.prewarm(self._url, n, connect_timeout=self._connect_timeout)
+
+    def connections(self) -> Connections | None:
+        """What the pool's sockets did (None with another transport)."""
+        return self._transport.stats() if isinstance(self._transport, FastTransport) else None
 
     def __repr__(self) -> str:  # never show headers: they hold the key
         return f"StreamClient({str(self._http.base_url)!r})"
