@@ -17,11 +17,13 @@ import base64
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from itertools import pairwise
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
+import orjson
 import zstandard
 
 from .errors import ReplayError
@@ -142,60 +144,74 @@ def itl_ns(r: Record) -> list[int]:
 CHUNK_RESOLUTION_NS = 1000
 
 
+#: Width of the stored gaps, narrowest first: struct codes, unsigned when no gap is negative.
+_WIDTHS = ((b"B", 0, 0xFF), (b"H", 0, 0xFFFF), (b"I", 0, 0xFFFFFFFF), (b"b", -0x80, 0x7F), (b"h", -0x8000, 0x7FFF))
+_DTYPES = {b"B": "<u1", b"H": "<u2", b"I": "<u4", b"Q": "<u8", b"b": "<i1", b"h": "<i2", b"i": "<i4", b"q": "<i8"}
+
+
 def pack_chunks(t_send_ns: int, chunk_ns: tuple[int, ...] | list[int]) -> str:
-    """Chunk arrival times as base64 of zigzag LEB128 varints: the first chunk's offset from
-    the send in ns (exact, so TTFT's chunk keeps its time), then the gaps between consecutive
-    offsets from the first chunk floored to whole µs. Flooring offsets, not gaps, keeps every
-    time within 1 µs of the measured one with no drift; a 5 ms gap takes 2 bytes, not 20."""
-    if not chunk_ns:
+    """Chunk arrival times as base64 of: one byte naming the width of the gaps (a `struct` code:
+    B, H, I, Q unsigned, b, h, i, q signed), the first chunk's offset from the send in ns as a
+    little-endian int64 (exact: TTFT's chunk keeps its time), then each gap between consecutive
+    offsets from the first chunk, floored to whole µs, little-endian at that width. Flooring
+    offsets, not gaps, keeps every time within 1 µs below the measured one with no drift; a
+    paced engine's 5 ms gaps take 2 bytes each, not 20 digits. Vectorised: a 400-chunk turn
+    costs microseconds of the client's CPU, not a Python loop per chunk."""
+    if not len(chunk_ns):
         return ""
-    out = bytearray()
-    first = chunk_ns[0]
-    prev = 0
-    for k, t in enumerate(chunk_ns):
-        if k == 0:
-            v = first - t_send_ns
-        else:
-            us = (t - first) // CHUNK_RESOLUTION_NS
-            v, prev = us - prev, us
-        v = (v << 1) if v >= 0 else ((-v << 1) - 1)  # zigzag: clocks are monotonic, but never trust input
-        while v > 0x7F:
-            out.append((v & 0x7F) | 0x80)
-            v >>= 7
-        out.append(v)
-    return base64.b64encode(bytes(out)).decode("ascii")
+    ts = np.asarray(chunk_ns, dtype=np.int64)
+    first = int(ts[0])
+    gaps = np.diff((ts - first) // CHUNK_RESOLUTION_NS)
+    code = b"q"
+    if gaps.size:
+        lo, hi = int(gaps.min()), int(gaps.max())
+        code = next((c for c, a, b in _WIDTHS if a <= lo and hi <= b), b"i" if -(2**31) <= lo and hi < 2**31 else b"q")
+    else:
+        code = b"B"
+    raw = code + (first - t_send_ns).to_bytes(8, "little", signed=True) + gaps.astype(_DTYPES[code]).tobytes()
+    return base64.b64encode(raw).decode("ascii")
 
 
 def unpack_chunks(t_send_ns: int, packed: str) -> tuple[int, ...]:
     """The times `pack_chunks` stored (the first exact, the rest to the µs); ValueError if torn."""
-    raw = base64.b64decode(packed, validate=True)
-    values: list[int] = []
-    v = shift = 0
-    for b in raw:
-        v |= (b & 0x7F) << shift
-        if b & 0x80:
-            shift += 7
-            continue
-        values.append((v >> 1) if not v & 1 else -((v + 1) >> 1))
-        v = shift = 0
-    if shift:
-        raise ValueError("packed chunk times end inside a number")
-    if not values:
+    if not packed:
         return ()
-    first = t_send_ns + values[0]
-    out = [first]
-    us = 0
-    for gap in values[1:]:
-        us += gap
-        out.append(first + us * CHUNK_RESOLUTION_NS)
-    return tuple(out)
+    raw = base64.b64decode(packed, validate=True)
+    dtype = _DTYPES.get(raw[:1])
+    if dtype is None or len(raw) < 9:
+        raise ValueError("packed chunk times have no valid header")
+    body = raw[9:]
+    width = np.dtype(dtype).itemsize
+    if len(body) % width:
+        raise ValueError("packed chunk times end inside a number")
+    first = t_send_ns + int.from_bytes(raw[1:9], "little", signed=True)
+    offsets = np.cumsum(np.frombuffer(body, dtype=dtype).astype(np.int64)) * CHUNK_RESOLUTION_NS + first
+    return (first, *offsets.tolist())
+
+
+def record_line(r: Record) -> bytes:
+    """One line of records.jsonl (no newline): the fields in order, `chunks` packed in place of
+    `chunk_ns`. orjson, and no `asdict` deep copy: the writer runs once per turn in the client's
+    process, and the standard library took ~0.35 ms a turn. A string orjson refuses (a lone
+    surrogate in an error message) falls back to the standard encoder."""
+    d = {name: getattr(r, name) for name in _FIELDS}
+    del d["chunk_ns"]
+    d["chunks"] = pack_chunks(r.t_send_ns, r.chunk_ns)
+    try:
+        return orjson.dumps(d)
+    except TypeError:  # ASCII with escapes: the reader's standard decoder takes it back
+        return json.dumps(d, separators=(",", ":")).encode("ascii")
 
 
 def record_to_json(r: Record) -> str:
-    d = asdict(r)
-    del d["chunk_ns"]
-    d["chunks"] = pack_chunks(r.t_send_ns, r.chunk_ns)
-    return json.dumps(d, ensure_ascii=False, separators=(",", ":"))
+    return record_line(r).decode("utf-8")
+
+
+def _loads(line: bytes) -> Any:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)  # a lone surrogate, escaped (record_line), which orjson refuses
 
 
 def record_from_dict(d: dict[str, Any]) -> Record:
@@ -215,11 +231,11 @@ class RecordWriter:
 
     def __init__(self, run_dir: str | os.PathLike[str], *, fsync: bool = False) -> None:
         self.path = Path(run_dir) / RECORDS_FILE
-        self._fh: IO[str] = self.path.open("a", encoding="utf-8")
+        self._fh: IO[bytes] = self.path.open("ab")
         self._fsync = fsync
 
     def write(self, r: Record) -> None:
-        self._fh.write(record_to_json(r) + "\n")
+        self._fh.write(record_line(r) + b"\n")
         self._fh.flush()
         if self._fsync:
             os.fsync(self._fh.fileno())
@@ -320,6 +336,6 @@ def read_records(run_dir: str | os.PathLike[str]) -> Iterator[Record]:
         if not line.endswith(b"\n"):
             break  # torn final write of a killed run
         try:
-            yield record_from_dict(json.loads(line))
-        except (json.JSONDecodeError, UnicodeDecodeError, TypeError, KeyError, ValueError) as exc:
+            yield record_from_dict(_loads(line))
+        except (TypeError, KeyError, ValueError, AttributeError) as exc:  # JSONDecodeError is a ValueError
             raise ReplayError(f"{path}:{k}: unreadable record ({exc})") from None

@@ -16,6 +16,7 @@ import asyncio
 import json
 import random
 import tempfile
+import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -43,6 +44,14 @@ def _sizes(records: list[Record], label: str, cmd: str) -> None:
     print(f"  old records.jsonl (decimal ns)   {len(old) / n:8.0f} B/turn")
     print(f"  packed records.jsonl             {len(new) / n:8.0f} B/turn")
     print(f"  packed records.jsonl.zst         {len(zst) / n:8.0f} B/turn")
+    t0 = time.perf_counter()
+    for r in records:
+        _old_line(r)
+    t1 = time.perf_counter()
+    for r in records:
+        record_to_json(r)
+    t2 = time.perf_counter()
+    print(f"  writer CPU: old line {1e6 * (t1 - t0) / n:.0f} µs/turn, packed line {1e6 * (t2 - t1) / n:.0f} µs/turn")
 
 
 def _paced(r: Record, rng: random.Random) -> Record:

@@ -3,6 +3,7 @@ files (plain while the run goes on, zstd once it has ended), and clear errors fo
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -89,10 +90,32 @@ def test_out_of_order_clocks_still_round_trip() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("gaps_us", "width"),
+    [
+        ((0, 255), b"B"),
+        ((256,), b"H"),
+        ((70_000,), b"I"),
+        ((-1, 127), b"b"),
+        ((-200,), b"h"),
+        ((-70_000,), b"i"),
+        ((-(2**40),), b"q"),
+        ((), b"B"),
+    ],
+)
+def test_gaps_take_the_narrowest_width(gaps_us: tuple[int, ...], width: bytes) -> None:
+    chunk_ns = [SEND + 123]
+    for g in gaps_us:
+        chunk_ns.append(chunk_ns[-1] + g * CHUNK_RESOLUTION_NS)
+    packed = pack_chunks(SEND, chunk_ns)
+    assert base64.b64decode(packed)[:1] == width
+    assert unpack_chunks(SEND, packed) == tuple(chunk_ns)
+
+
 def test_a_paced_400_chunk_turn_packs_in_two_bytes_a_chunk() -> None:
     chunk_ns = tuple(SEND + 50_000_000 + k * 5_000_317 for k in range(400))
     packed = pack_chunks(SEND, chunk_ns)
-    assert len(packed) <= 400 * 2 * 4 // 3 + 8  # base64 of ~2 bytes per gap
+    assert len(packed) == -(-(1 + 8 + 399 * 2) // 3) * 4  # base64 of width, first offset, 2 bytes a gap
     assert unpack_chunks(SEND, packed) == _floored(chunk_ns)
 
 
@@ -157,8 +180,12 @@ def test_a_torn_last_line_is_skipped_and_a_broken_one_named(tmp_path: Path) -> N
     path.write_text(record_to_json(recs[0]) + "\n" + json.dumps({**line, "chunks": "!!"}) + "\n")
     with pytest.raises(ReplayError, match=r"records\.jsonl:2: unreadable record"):
         list(read_records(tmp_path))
-    path.write_text(json.dumps({**line, "chunks": "gA=="}) + "\n")  # a varint that never ends
+    torn = base64.b64encode(b"H" + bytes(8) + b"\x01").decode()  # a 2-byte gap cut after 1 byte
+    path.write_text(json.dumps({**line, "chunks": torn}) + "\n")
     with pytest.raises(ReplayError, match=r"records\.jsonl:1: unreadable record \(packed chunk times end inside"):
+        list(read_records(tmp_path))
+    path.write_text(json.dumps({**line, "chunks": "gA=="}) + "\n")  # no width byte
+    with pytest.raises(ReplayError, match=r"records\.jsonl:1: unreadable record \(packed chunk times have no valid"):
         list(read_records(tmp_path))
     # the same rules inside a compressed file
     path.write_bytes(zstandard.ZstdCompressor().compress((record_to_json(recs[0]) + "\n{").encode()))
@@ -169,3 +196,10 @@ def test_a_torn_last_line_is_skipped_and_a_broken_one_named(tmp_path: Path) -> N
 def test_no_records_file_names_the_command(tmp_path: Path) -> None:
     with pytest.raises(ReplayError, match=r"no records\.jsonl; pass a folder written by `trajbench replay run`"):
         list(read_records(tmp_path))
+
+
+def test_a_lone_surrogate_in_a_message_is_kept(tmp_path: Path) -> None:
+    rec = replace(_record(0, (SEND + 1_000,)), error_kind="stream", error_message="bad \ud800 byte")
+    with RecordWriter(tmp_path) as w:
+        w.write(rec)
+    assert list(read_records(tmp_path)) == [rec]
