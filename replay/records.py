@@ -257,7 +257,7 @@ def records_path(run_dir: str | os.PathLike[str]) -> Path:
     return zst if zst.is_file() else Path(run_dir) / RECORDS_FILE
 
 
-_LEVEL = 9  # ~1 s for a full-dataset point; levels above gain little on this data
+_LEVEL = 3  # zstd's default: ~5x faster than 9 on records, within ~5 % of its size
 _BLOCK = 1 << 20
 
 
