@@ -9,7 +9,9 @@ failed build leaves nothing at the destination.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing as mp
 import os
+import queue
 import shutil
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -42,7 +44,7 @@ from .marker import Marker
 from .marker import choose as choose_marker
 from .model import Trajectory
 from .outdir import check_replaceable, replace_dir, sweep_stale, temp_sibling, unwritable
-from .parallel import check_jobs, ordered_map
+from .parallel import check_jobs
 from .progress import Progress
 from .prompts import PromptBuilder, wire_messages
 from .salt import SALT_MODES, make_salt
@@ -300,18 +302,75 @@ def _build_one(
     return _Built(traj.id, repeat, rows[0]["instance_id"], table, b"".join(map(content_line, rows)), choices)
 
 
-_job_state: dict[str, Any] = {}
+def _build_worker(
+    w: int, jobs: int, sources: list[str], opts: BuildOptions, counter: TokenCounter | None, out: Any
+) -> None:
+    """A `--jobs` worker: reads the sources itself (no trajectory crosses a pipe) and builds
+    every `jobs`-th instance from the `w`-th, with a marker check of its own per instance (the
+    parent adopts the choices, which depend only on the message and the template)."""
+    try:
+        k = 0
+        for repeat in range(1, opts.repeats + 1):
+            for traj in read_sources(sources, opts.format):
+                if k % jobs == w:
+                    markers = MarkerCheck(counter) if opts.history_marker else None
+                    out.put(("ok", _build_one((traj, repeat), counter, markers, opts, own_markers=True)))
+                k += 1
+        out.put(("end", None))
+    except BaseException as exc:  # the parent says what happened (see _built_by_workers)
+        out.put(("error", f"{type(exc).__name__}: {exc}"))
 
 
-def _job_setup(opts: BuildOptions, counter: TokenCounter | None) -> None:
-    _job_state.update(opts=opts, counter=counter)
+def _built_by_workers(
+    sources: Sequence[str], opts: BuildOptions, counter: TokenCounter | None, jobs: int
+) -> Iterator[_Built]:
+    """The instances in source order, built round-robin by `jobs` spawned processes, each with a
+    short queue (memory follows the largest trajectory). A worker that fails stops the others;
+    a fault in the sources is then raised by reading them here, exactly as `--jobs 1` raises it."""
+    ctx = mp.get_context("spawn")
+    queues = [ctx.Queue(maxsize=4) for _ in range(jobs)]
+    procs = [
+        ctx.Process(target=_build_worker, args=(w, jobs, list(sources), opts, counter, queues[w]), daemon=True)
+        for w in range(jobs)
+    ]
+    for proc in procs:
+        proc.start()
+    try:
+        k = 0
+        while True:
+            kind, value = _next(queues[k % jobs], procs[k % jobs])
+            if kind == "end":
+                return
+            if kind == "error":
+                for proc in procs:
+                    proc.kill()
+                for _ in read_sources(sources, opts.format):  # a fault in the sources: its own error
+                    pass
+                raise TraceError(f"a --jobs worker failed: {value}")
+            yield value
+            k += 1
+    finally:
+        for proc in procs:
+            if proc.is_alive():
+                proc.kill()
+            proc.join()
+        for q in queues:
+            q.close()
+            q.cancel_join_thread()
 
 
-def _job(item: tuple[Trajectory, int]) -> _Built:
-    """In a `--jobs` worker: a fresh marker check per instance (the parent adopts its choices)."""
-    opts: BuildOptions = _job_state["opts"]
-    counter: TokenCounter | None = _job_state["counter"]
-    return _build_one(item, counter, MarkerCheck(counter) if opts.history_marker else None, opts, own_markers=True)
+def _next(q: Any, proc: Any) -> tuple[str, Any]:
+    while True:
+        try:
+            item: tuple[str, Any] = q.get(timeout=1.0)
+            return item
+        except queue.Empty:
+            if not proc.is_alive():
+                try:
+                    item = q.get(timeout=1.0)  # its last words may still be in the pipe
+                    return item
+                except queue.Empty:
+                    return "error", f"the process exited with code {proc.exitcode} without a result"
 
 
 class _ShardWriter:
@@ -424,25 +483,19 @@ def _build_into(
     markers = MarkerCheck(counter) if opts.history_marker else None
     content = hashlib.sha256()
     instances: list[InstanceEntry] = []
-    source_ids: list[str] = []
     n_turns = n_traj = 0
     total_known = False
-
-    def pending() -> Iterator[tuple[Trajectory, int]]:
-        nonlocal n_traj
-        for repeat in range(1, opts.repeats + 1):
-            for traj in read_sources(sources, opts.format):
-                if repeat == 1:
-                    n_traj += 1
-                    source_ids.append(traj.id)
-                yield traj, repeat
-
     if jobs == 1:
-        built: Iterator[_Built] = (_build_one(t, counter, markers, opts) for t in pending())
+        built: Iterator[_Built] = (
+            _build_one((traj, repeat), counter, markers, opts)
+            for repeat in range(1, opts.repeats + 1)
+            for traj in read_sources(sources, opts.format)
+        )
     else:
-        built = ordered_map(_job, pending(), jobs, initializer=_job_setup, initargs=(opts, counter))
+        built = _built_by_workers(sources, opts, counter, jobs)
     try:
         for b in built:
+            n_traj += b.repeat == 1
             if progress is not None and b.repeat == 2 and not total_known:
                 total_known = True  # every instance of the first pass has been counted
                 progress.set_total(n_turns * opts.repeats)

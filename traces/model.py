@@ -7,7 +7,6 @@ the client turns or the effective tool list are methods, not stored state.
 
 from __future__ import annotations
 
-import copyreg
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -42,18 +41,6 @@ GENERATION_PARAMS = (
 WORKFLOW_ID = re.compile(r"^sim_\d+$")
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
-
-
-def _proxy(d: dict[str, Any]) -> MappingProxyType[str, Any]:
-    return MappingProxyType(d)
-
-
-def _reduce_proxy(proxy: MappingProxyType[str, Any]) -> tuple[Any, tuple[dict[str, Any]]]:
-    return _proxy, (dict(proxy),)
-
-
-# Rows hold read-only mappings; `--jobs` ships trajectories to worker processes (traces.parallel).
-copyreg.pickle(MappingProxyType, _reduce_proxy)
 
 
 def content_text(content: Any) -> str:

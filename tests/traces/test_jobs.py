@@ -62,3 +62,15 @@ def test_stats_jobs_give_the_same_statistics(coding_set: Path, sample: Path, tmp
     one = write_stats(compute_stats(shards, options=opts), tmp_path / "s1")
     two = write_stats(compute_stats(shards, options=opts, jobs=2), tmp_path / "s2")
     assert one.read_bytes() == two.read_bytes()
+
+
+def test_a_fault_in_the_sources_is_the_same_error_with_jobs(tmp_path: Path, sample: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(sample.read_text() + '{"conversation_id": "x", "turn": 1}\n')
+    errors = []
+    for jobs in (1, 2):
+        with pytest.raises(traces.TraceError) as info:
+            traces.build_shards([str(bad)], tmp_path / f"out{jobs}", traces.BuildOptions(), jobs=jobs)
+        errors.append((type(info.value), str(info.value)))
+        assert not (tmp_path / f"out{jobs}").exists()
+    assert errors[0] == errors[1]
