@@ -228,7 +228,7 @@ class ChatStream:
             return self.done
         if parser._buf:
             data = parser._buf + data
-        elif data[-3:] == b"}\n\n" and data[:7] == b"data: {" and data.find(b"\n") == len(data) - 2:
+        elif data.endswith(b"}\n\n") and data.startswith(b"data: {") and data.find(b"\n") == len(data) - 2:
             # What a paced engine sends: one event per read, one line of it. Folded here with one
             # parse and no split; anything unusual falls through to the general path below.
             if parser._pending is None and len(data) <= parser.max_event_bytes and self._one(data, t_ns):
@@ -289,7 +289,7 @@ class ChatStream:
         """A read that is exactly `data: {json}` and a blank line: fold it; False (nothing
         changed) when it is not a JSON chunk, so the general path states the rules."""
         try:
-            obj = orjson.loads(data[6:-2])
+            obj = orjson.loads(memoryview(data)[6:])  # no copy; the blank line is JSON whitespace
         except orjson.JSONDecodeError:
             return False
         if not isinstance(obj, dict) or obj.get("error") is not None or obj.get("object") == "error":
