@@ -25,6 +25,7 @@ import zstandard
 
 import traces
 from replay.config import RunConfig
+from replay.records import _LEVEL as ZSTD_LEVEL
 from replay.records import Record, read_records, record_to_json, records_path
 from replay.run import run_replay
 from replay.sim import SimConfig, start_simulator
@@ -39,7 +40,7 @@ def _sizes(records: list[Record], label: str, cmd: str) -> None:
     tokens = sum(len(r.chunk_ns) for r in records) / n
     old = "".join(_old_line(r) + "\n" for r in records).encode()
     new = "".join(record_to_json(r) + "\n" for r in records).encode()
-    zst = zstandard.ZstdCompressor(level=9).compress(new)
+    zst = zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(new)  # what a finished run writes
     print(f"{label}: {n} turns, {tokens:.0f} chunks/turn  [{cmd}]")
     print(f"  old records.jsonl (decimal ns)   {len(old) / n:8.0f} B/turn")
     print(f"  packed records.jsonl             {len(new) / n:8.0f} B/turn")
