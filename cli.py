@@ -76,6 +76,14 @@ FORMAT_OPTION = click.option(
 )
 
 
+JOBS_OPTION = click.option(
+    "--jobs",
+    "-j",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Worker processes over the trajectories; the output is the same bytes for any N (docs/files.md).",
+)
 PROGRESS_OPTION = click.option(
     "--progress",
     type=click.Choice(traces.PROGRESS_MODES),
@@ -216,6 +224,7 @@ def traces_validate(sources: tuple[str, ...], fmt: str, progress: str) -> None:
     "Build for this model: count tokens with its tokenizer and chat-template kwargs (--tokenizer overrides the tokenizer).",
 )
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out folder (atomically).")
+@JOBS_OPTION
 @PROGRESS_OPTION
 @_inputs_help
 def traces_build(
@@ -230,6 +239,7 @@ def traces_build(
     tokenizer: str | None,
     profile: str | None,
     overwrite: bool,
+    jobs: int,
     progress: str,
 ) -> None:
     """Build salted, deterministic per-turn Parquet shards from SOURCES."""
@@ -244,7 +254,7 @@ def traces_build(
     prof = traces.get_profile(profile) if profile is not None else None
     counter = _load_counter(tokenizer or (prof.tokenizer if prof is not None else None), prof)
     with traces.Progress("build", mode=progress) as bar:
-        result = traces.build_shards(sources, out, opts, counter=counter, overwrite=overwrite, progress=bar)
+        result = traces.build_shards(sources, out, opts, counter=counter, overwrite=overwrite, progress=bar, jobs=jobs)
     m = result.manifest
     c = m.counts
     click.echo(
@@ -425,6 +435,7 @@ def _sizes(value: str | None) -> tuple[int, ...]:
     default=None,
     help="LRU cache sizes in units, comma-separated, k = 1,000 and M = 1,000,000 (64k, 2M); default: ten doublings up to 'holds everything'.",
 )
+@JOBS_OPTION
 @PROGRESS_OPTION
 def traces_stats(
     shards_dir: str,
@@ -433,6 +444,7 @@ def traces_stats(
     block_size: int,
     concurrency: int,
     cache_sizes: str | None,
+    jobs: int,
     progress: str,
 ) -> None:
     """Lengths, context growth, delays and prefix reuse (ideal and LRU) of built shards."""
@@ -443,7 +455,7 @@ def traces_stats(
     opts = StatsOptions(block_size=block_size, concurrency=concurrency, cache_sizes=_sizes(cache_sizes))
     counter = _load_counter(tokenizer)
     with traces.Progress("stats", mode=progress) as bar:
-        result = analyse(shards_dir, out, tokenizer=counter, options=opts, progress=bar)
+        result = analyse(shards_dir, out, tokenizer=counter, options=opts, progress=bar, jobs=jobs)
     console = Console()
     for table in stats_tables(result.stats):
         console.print(table)

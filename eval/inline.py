@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import traces
-from replay import Record
+from replay import Record, records_path
 
 from .errors import EvalError
 from .gates import MODE_NAMES, check_mode, inline_bar
@@ -100,7 +100,7 @@ def score(run: Run, rules: Rules, progress: traces.Progress | None = None, *, ga
     for t in turns:
         if progress is not None:
             progress.advance()
-        truth = gt.get(t.trajectory_id, t.turn, f"{run.path}/records.jsonl")
+        truth = gt.get(t.trajectory_id, t.turn, str(records_path(run.path)))
         if truth.assistant_turn is None:  # the trajectory ends on this turn: nothing to score against
             no_answer += 1
             continue
@@ -181,7 +181,7 @@ def _denominator(records: list[Record], gt: GroundTruth, run: Run) -> tuple[list
         all_turns = gt.turns.get(first.trajectory_id)
         if all_turns is None:
             raise EvalError(
-                f"{run.path}/records.jsonl: trajectory {first.trajectory_id} (instance {iid}) is not in the "
+                f"{records_path(run.path)}: trajectory {first.trajectory_id} (instance {iid}) is not in the "
                 f"shards {run.shards.path}; pass the shards the run replayed (--shards)"
             )
         for r in recs:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .optionsfile import OptionsFile, check_run_dataset, options_of_run, read_options_file
     from .pareto import Point, frontier, region_concurrencies
     from .points import Gates, GatesOf
-    from .records import Record, read_records
+    from .records import Record, read_records, records_path
     from .report import build_report
     from .run import run_replay
     from .runinfo import RunInfo, read_run_info
@@ -47,6 +47,7 @@ _LAZY = {
     "parse_concurrencies": ".sweep",
     "read_options_file": ".optionsfile",
     "read_records": ".records",
+    "records_path": ".records",
     "read_run_info": ".runinfo",
     "region_concurrencies": ".pareto",
     "run_replay": ".run",
@@ -95,6 +96,7 @@ __all__ = [
     "read_options_file",
     "read_records",
     "read_run_info",
+    "records_path",
     "region_concurrencies",
     "run_replay",
     "run_sweep",

@@ -1,7 +1,8 @@
 """How a run's slots are driven: the `Backend` interface and the in-process backend (one worker).
 
 A backend runs the slots against one parent-held `Coordinator` (FIFO, window, record stamping)
-and feeds every finished record to the run's sink. `LocalBackend` runs a single worker's
+and feeds every finished record to the run's sink. Each worker opens its slots' connections
+before its first request (`prewarm`) and reports what its sockets did at the end (`connections`). `LocalBackend` runs a single worker's
 `Scheduler` on the caller's event loop, with no process or pipe in between: the default for
 `--workers 1`, fast and easy to debug. `replay.workers.ProcessBackend` spreads the slots over
 processes behind the same interface.
@@ -17,6 +18,7 @@ import traces
 
 from .coordinator import Coordinator
 from .errors import ReplayError
+from .numbers import Connections
 from .records import Record
 from .scheduler import Scheduler, WorkerPlan
 
@@ -30,6 +32,22 @@ class Backend(Protocol):
 
     def status(self) -> tuple[int, int]:
         """(requests in flight, slots waiting out a delay) over all workers."""
+
+    def connections(self) -> Connections | None:
+        """What the workers' sockets did, summed (None when a client could not say)."""
+
+
+async def prewarm(client: Any, slots: int) -> None:
+    """Open a worker's connections before its first request, when its client can (an injected
+    test client need not)."""
+    warm = getattr(client, "prewarm", None)
+    if warm is not None:
+        await warm(slots)
+
+
+def connections_of(client: Any) -> Connections | None:
+    stats = getattr(client, "connections", None)
+    return stats() if stats is not None else None
 
 
 def load_counter(spec: str | None, profile: str | traces.Profile) -> Any:
@@ -90,11 +108,20 @@ class LocalBackend:
         self.coordinator = coordinator
         self._client_factory = client_factory
         self._scheduler: Scheduler | None = None
+        self._connections: Connections | None = None
 
     async def run(self) -> None:
         async with self._client_factory(self.plan) as client:
             self._scheduler = Scheduler(self.plan, self.source, client, counter=self.counter)
-            await self._scheduler.run()
+            try:
+                if not self.source.stop_event.is_set():
+                    await prewarm(client, len(self.plan.slots))
+                await self._scheduler.run()
+            finally:
+                self._connections = connections_of(client)
+
+    def connections(self) -> Connections | None:
+        return self._connections
 
     def stop(self, *, cancel: bool) -> None:
         self.coordinator.stop()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
+from .numbers import Connections
 from .records import Record
 
 
@@ -58,6 +59,7 @@ class WorkerExit:
 
     worker: int
     error: str | None = None
+    connections: Connections | None = None  # what its sockets did (None: its client could not say)
 
 
 # ---- coordinator → worker

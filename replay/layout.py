@@ -7,3 +7,4 @@ RECORDS_FILE = "records.jsonl"
 SUMMARY_FILE = "result_summary.json"
 REPORT_FILE = "report.txt"
 SWEEP_FILE = "sweep.json"
+RECORDS_ZST_FILE = "records.jsonl.zst"  # records.jsonl once the run has ended (docs/files.md)

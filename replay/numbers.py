@@ -101,6 +101,28 @@ class AllTurns:
 
 
 @dataclass(frozen=True)
+class Connections:
+    """What the connection pools' sockets did over a run, summed over workers (docs/files.md)."""
+
+    prewarmed: int  # opened before the first request
+    prewarm_failed: int  # could not be opened then (the turns that needed them connected themselves)
+    opened_in_run: int  # opened for a request during the run: each such request paid TCP set-up
+    reconnects: int  # kept-alive sockets found closed by the server before a write, replaced
+    expired: int  # kept-alive sockets idle longer than max_idle_s, closed unused and replaced
+    kept_alive: bool  # whether sockets were still reused at the end (False: one per request)
+
+    def __add__(self, other: Connections) -> Connections:
+        return Connections(
+            self.prewarmed + other.prewarmed,
+            self.prewarm_failed + other.prewarm_failed,
+            self.opened_in_run + other.opened_in_run,
+            self.reconnects + other.reconnects,
+            self.expired + other.expired,
+            self.kept_alive and other.kept_alive,
+        )
+
+
+@dataclass(frozen=True)
 class RunNumbers:
     """trajbench's section of result_summary.json: every distribution is over the window turns
     that succeeded, so no failure ever enters one (docs/metrics.md)."""
@@ -125,6 +147,7 @@ class RunNumbers:
     all_turns: AllTurns
     interrupted: bool = False
     crashed: bool = False
+    connections: Connections | None = None  # None: not known (an injected client, or an older run)
 
 
 @dataclass(frozen=True)

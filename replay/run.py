@@ -5,7 +5,8 @@ the open-file limit the concurrency needs (`replay.limits`), then the endpoint (
 simulator is started when none is given) with `replay.preflight`. Only then does it prepare the
 folder, write `run.json` (with the target: real, or simulated and how that was recognised), run
 the slots (in-process or in worker processes) with their status on stderr (`--progress`), write every record as its
-turn finishes, and end with `result_summary.json` and `report.txt`. Ctrl-C (or SIGTERM) stops
+turn finishes, and end with `result_summary.json`, `report.txt` and the records compressed
+(`records.jsonl.zst`). Ctrl-C (or SIGTERM) stops
 issuing and lets in-flight turns finish for `drain_timeout` seconds, then cancels them; a second
 Ctrl-C cancels at once. The results are written either way, and result_summary.json says the run
 was interrupted. Shard files are verified against their manifest before anything is sent.
@@ -37,8 +38,9 @@ from .errors import ReplayError
 from .interrupt import Interrupt
 from .layout import RECORDS_FILE, RUN_FILE
 from .limits import ensure_open_files
+from .numbers import Connections
 from .preflight import Target, identify, preflight
-from .records import RecordWriter
+from .records import RecordWriter, compress_records
 from .runinfo import EMBEDDED_EVIDENCE, DatasetRef, Preflight, RunInfo, ShardCheck
 from .scheduler import WorkerPlan, max_stored_repeat
 from .sim.config import SimConfig
@@ -80,6 +82,7 @@ async def _run_replay(
     coordinator = Coordinator(num, stop_at_window_end=config.stop_at_window_end)
     sim = embedded_simulator(config, shards, num)
     started = crashed = False
+    connections: Connections | None = None
     try:
         async with _endpoint(config, sim) as (base_url, target):
             if client_factory is None:
@@ -128,26 +131,36 @@ async def _run_replay(
                     )
                 else:
                     backend = ProcessBackend(plans, coordinator, sink)
-                with progress:
-                    await _drive(backend, config.drain_timeout, state, interrupt)
+                try:
+                    with progress:
+                        await _drive(backend, config.drain_timeout, state, interrupt)
+                finally:
+                    connections = backend.connections()
     except BaseException:
         crashed = True
         raise
     finally:
         if started:  # else nothing ran (the simulator did not start, the preflight failed)
-            _finish(run_dir, coordinator, state, crashed)
+            _finish(run_dir, coordinator, state, crashed, connections)
     return run_dir
 
 
-def _finish(run_dir: Path, coordinator: Coordinator, state: RunState, crashed: bool) -> None:
-    """The result files, also after a crash (what finished is worth reading); a failure to write
-    them never hides the crash that brought us here."""
+def _finish(
+    run_dir: Path, coordinator: Coordinator, state: RunState, crashed: bool, connections: Connections | None
+) -> None:
+    """The result files, also after a crash (what finished is worth reading), then the records
+    compressed; a failure to write them never hides the crash that brought us here."""
     if not (run_dir / RUN_FILE).is_file() or not (run_dir / RECORDS_FILE).is_file():
         return  # nothing ran (e.g. the simulator did not start)
     try:
         write_results(
-            run_dir, window_close_ns=coordinator.window_close_ns, interrupted=state.interrupted, crashed=crashed
+            run_dir,
+            window_close_ns=coordinator.window_close_ns,
+            interrupted=state.interrupted,
+            crashed=crashed,
+            connections=connections,
         )
+        compress_records(run_dir)
     except Exception:
         if not crashed:
             raise

@@ -11,7 +11,7 @@ the one extra key `trajbench`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +20,8 @@ import traces
 from .errors import AllTurnsFailed
 from .layout import REPORT_FILE, SUMMARY_FILE
 from .metrics import reference_metrics, trajbench_metrics
-from .numbers import Metric, RunNumbers
-from .records import Record, read_records
+from .numbers import Connections, Metric, RunNumbers
+from .records import Record, read_records, records_path
 from .runinfo import read_run_info
 
 #: The key that holds trajbench's additions in result_summary.json.
@@ -65,6 +65,7 @@ def build_summary(
     window_close_ns: int | None = None,
     interrupted: bool = False,
     crashed: bool = False,
+    connections: Connections | None = None,
 ) -> ResultSummary:
     ref = reference_metrics(records, window_close_ns=window_close_ns)
     state = "interrupted" if interrupted or crashed else "complete"
@@ -75,19 +76,32 @@ def build_summary(
         state=state,
         complete=state == "complete",
         run_config=run_config,
-        trajbench=trajbench_metrics(records, window_close_ns=window_close_ns, interrupted=interrupted, crashed=crashed),
+        trajbench=replace(
+            trajbench_metrics(records, window_close_ns=window_close_ns, interrupted=interrupted, crashed=crashed),
+            connections=connections,
+        ),
         **vars(ref),
     )
 
 
 def write_results(
-    run_dir: str | Path, *, window_close_ns: int | None = None, interrupted: bool = False, crashed: bool = False
+    run_dir: str | Path,
+    *,
+    window_close_ns: int | None = None,
+    interrupted: bool = False,
+    crashed: bool = False,
+    connections: Connections | None = None,
 ) -> ResultSummary:
     """Read the run's records and run.json, write both result files, return the summary."""
     run_dir = Path(run_dir)
     run = read_run_info(run_dir).to_json()
     summary = build_summary(
-        list(read_records(run_dir)), run, window_close_ns=window_close_ns, interrupted=interrupted, crashed=crashed
+        list(read_records(run_dir)),
+        run,
+        window_close_ns=window_close_ns,
+        interrupted=interrupted,
+        crashed=crashed,
+        connections=connections,
     )
     summary.write(run_dir)
     (run_dir / REPORT_FILE).write_text(render_report(summary), encoding="utf-8")
@@ -136,7 +150,7 @@ class RunOutcome:
         n = "the 1 issued turn" if self.sent == 1 else f"every one of the {self.sent} issued turns"
         return AllTurnsFailed(
             f"{n} failed ({kinds}); nothing was measured. First error: {first_error}. "
-            f"Fix the endpoint and rerun; every turn is in {Path(run_dir) / 'records.jsonl'}"
+            f"Fix the endpoint and rerun; every turn is in {records_path(run_dir)}"
         )
 
 
@@ -211,6 +225,12 @@ def render_report(s: ResultSummary) -> str:
     lines.append(f"finish        {', '.join(f'{k} {v}' for k, v in t.finish_reasons.items()) or '-'}")
     if t.errors_by_kind:
         lines.append(f"errors        {', '.join(f'{k} {v}' for k, v in t.errors_by_kind.items())}")
+    if (k := t.connections) is not None:
+        reuse = "kept alive" if k.kept_alive else "one per request (the server closes them)"
+        lines.append(
+            f"connections   {k.prewarmed} opened before the first request, {k.opened_in_run} during the run, "
+            f"{k.reconnects} reconnects, {k.expired} expired idle, {k.prewarm_failed} failed to pre-open; {reuse}"
+        )
     if t.interrupted:
         lines.append("NOTE          the run was interrupted (Ctrl-C); the numbers cover what finished")
     return "\n".join(lines) + "\n"

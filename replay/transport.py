@@ -33,6 +33,13 @@ keep-alive (llama.cpp's cpp-httplib does: measured, the FIN follows the last chu
 written before that FIN lands is lost the same way. Once the pool sees a server close a kept-alive
 socket early (found closed before reuse, or dropped with no response after reuse), it stops
 reusing that server's sockets (`keeps_alive`); the preflight learns it before the run starts.
+
+`prewarm(url, n)` opens the pool's sockets before the first request, as the reference's load
+generator does, so no measured turn pays for TCP (and TLS) set-up. It does nothing for a server
+that does not keep sockets alive: each of its sockets serves one answer, so a warmed one would
+only be spent on the first turn. Every socket the pool opens is counted (`stats()`): warmed,
+failed to warm, opened for a request during the run, replaced after the server closed it, and
+closed unused after idling too long.
 """
 
 from __future__ import annotations
@@ -47,8 +54,16 @@ import httpx
 
 from .config import DEFAULT_LIMITS, ResponseLimits
 from .http1 import READ_SIZE, Connection, ConnectionDropped, ResponseTooLarge, Sink, Timing
+from .numbers import Connections
 
-__all__ = ["TIMING_EXTENSION", "ConnectionDropped", "FastTransport", "ResponseTooLarge", "Sink", "Timing"]
+__all__ = [
+    "TIMING_EXTENSION",
+    "ConnectionDropped",
+    "FastTransport",
+    "ResponseTooLarge",
+    "Sink",
+    "Timing",
+]
 
 TIMING_EXTENSION = "trajbench.timing"
 MAX_IDLE_S = 4.0  # below the common 5 s server keep-alive timeout; the reference client's default
@@ -122,6 +137,11 @@ class FastTransport(httpx.AsyncBaseTransport):
         #: kept-alive sockets found closed by the server before a request was written on them
         #: (replaced by a fresh connection; the request was never sent twice)
         self.reconnects = 0
+        #: sockets opened before the first request (`prewarm`), and those that failed to open then
+        self.prewarmed = 0
+        self.prewarm_failed = 0
+        #: sockets opened for a request (each such request paid for the connection set-up)
+        self.opened = 0
         self._sem: asyncio.Semaphore | None = None
         self._idle: dict[tuple[str, str, int], list[Connection]] = {}
         self._verify = verify
@@ -163,7 +183,7 @@ class FastTransport(httpx.AsyncBaseTransport):
         read_timeout = timeouts.get("read")
         for _ in range(_MAX_STALE):
             conn = await self._connection(key, timeouts.get("connect"), request)
-            reused = conn.exchanges > 0
+            reused = conn.idle_since_ns > 0  # it waited in the pool: kept alive, or warmed before the run
             if conn.start(payload):
                 break
             conn.close()  # closed between the pool's check and the write: nothing was sent
@@ -208,24 +228,63 @@ class FastTransport(httpx.AsyncBaseTransport):
             conn.close()
             self.reconnects += 1
             self.keeps_alive = False  # closed by the server sooner than max_idle_s
-        scheme, host, port = key
-        loop = asyncio.get_running_loop()
+        _, host, port = key
         try:
-            async with asyncio.timeout(connect_timeout):
-                _, conn = await loop.create_connection(
-                    lambda: Connection(key, self._read_buffer, self._limits),
-                    host,
-                    port,
-                    ssl=self._ssl_context() if scheme == "https" else None,
-                    server_hostname=host if scheme == "https" else None,
-                )
+            conn = await self._open(key, connect_timeout)
         except TimeoutError:
             raise httpx.ConnectTimeout(
                 f"no connection to {host}:{port} within {connect_timeout} s", request=request
             ) from None
         except OSError as exc:
             raise httpx.ConnectError(f"cannot connect to {host}:{port}: {exc}", request=request) from None
+        self.opened += 1
         return conn
+
+    async def _open(self, key: tuple[str, str, int], connect_timeout: float | None) -> Connection:
+        scheme, host, port = key
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout(connect_timeout):
+            _, conn = await loop.create_connection(
+                lambda: Connection(key, self._read_buffer, self._limits),
+                host,
+                port,
+                ssl=self._ssl_context() if scheme == "https" else None,
+                server_hostname=host if scheme == "https" else None,
+            )
+        return conn
+
+    async def prewarm(self, url: httpx.URL, n: int, *, connect_timeout: float | None = None) -> int:
+        """Open up to `n` sockets to `url`'s server into the idle pool, all at once; returns how
+        many opened. Nothing when the server does not keep sockets alive (see the module
+        docstring) or the pool is in use. A socket that fails to open is counted, not raised:
+        the turn that would have used it connects itself and records its own failure."""
+        if not self.keeps_alive or self._closed or self._sem is not None:  # _sem: made by the first request
+            return 0
+        key = (url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80))
+        idle = self._idle.setdefault(key, [])
+        want = max(0, min(n, self._max) - len(idle))
+        results = await asyncio.gather(*(self._open(key, connect_timeout) for _ in range(want)), return_exceptions=True)
+        now = time.monotonic_ns()
+        opened = 0
+        unexpected: BaseException | None = None
+        for res in results:
+            if isinstance(res, Connection):
+                res.idle_since_ns = now
+                idle.append(res)
+                opened += 1
+            elif isinstance(res, (OSError, TimeoutError)):
+                self.prewarm_failed += 1
+            else:
+                unexpected = res
+        self.prewarmed += opened
+        if unexpected is not None:
+            raise unexpected
+        return opened
+
+    def stats(self) -> Connections:
+        return Connections(
+            self.prewarmed, self.prewarm_failed, self.opened, self.reconnects, self.expired, self.keeps_alive
+        )
 
     def _ssl_context(self) -> ssl.SSLContext:
         if self._ssl is None:

@@ -19,12 +19,14 @@ add a per-machine clock offset.
 from __future__ import annotations
 
 import asyncio
+import functools
 import multiprocessing as mp
+import operator
 import signal
 from multiprocessing.connection import Connection
 from typing import Any
 
-from .backend import Sink, load_counter, open_client
+from .backend import Sink, connections_of, load_counter, open_client, prewarm
 from .coordinator import (
     Assign,
     Coordinator,
@@ -38,6 +40,7 @@ from .coordinator import (
     WorkerReady,
 )
 from .errors import ReplayError
+from .numbers import Connections
 from .records import Record
 from .scheduler import Scheduler, WorkerPlan
 
@@ -56,6 +59,7 @@ class ProcessBackend:
         self._done: asyncio.Future[None] | None = None
         self._announced = False
         self._ready: set[int] = set()
+        self._connections: dict[int, Connections | None] = {}
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -109,6 +113,7 @@ class ProcessBackend:
             if len(self._ready) == len(self.plans):
                 self._broadcast(Start())
         elif isinstance(msg, WorkerExit):
+            self._connections[worker] = msg.connections
             if msg.error:
                 self._fail(worker, msg.error)
             else:
@@ -148,6 +153,11 @@ class ProcessBackend:
 
     def status(self) -> tuple[int, int]:
         return sum(a for a, _ in self._status.values()), sum(w for _, w in self._status.values())
+
+    def connections(self) -> Connections | None:
+        """Summed over the workers; None unless every worker said (one that crashed cannot)."""
+        known = [s for p in self.plans if (s := self._connections.get(p.worker)) is not None]
+        return functools.reduce(operator.add, known) if known and len(known) == len(self.plans) else None
 
 
 class PipeSource:
@@ -219,19 +229,22 @@ def worker_main(plan: WorkerPlan, conn: Connection) -> None:
     # cancel), and tells the workers over the pipe.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     error: str | None = None
+    connections: list[Connections | None] = [None]
     try:
         # A process entry point is this process's `main`: the one place it starts an event loop.
-        asyncio.run(_worker(plan, conn))
+        asyncio.run(_worker(plan, conn, connections))
     except BaseException as exc:  # reported to the parent, which raises it as a ReplayError
         error = f"{type(exc).__name__}: {exc}"
     try:
-        conn.send(WorkerExit(plan.worker, error))
+        conn.send(WorkerExit(plan.worker, error, connections[0]))
     except OSError:
         pass
     conn.close()
 
 
-async def _worker(plan: WorkerPlan, conn: Connection) -> None:
+async def _worker(plan: WorkerPlan, conn: Connection, connections: list[Connections | None]) -> None:
+    """Ready once the client is open; on `Start`, warm the connections (all workers start
+    together, so none idles past the pool's max_idle_s waiting for a slow one), then run."""
     loop = asyncio.get_running_loop()
     source = PipeSource(plan.worker, conn)
     loop.add_reader(conn.fileno(), source.on_readable)
@@ -243,10 +256,13 @@ async def _worker(plan: WorkerPlan, conn: Connection) -> None:
         await source.started.wait()
         status = asyncio.create_task(_report_status(plan.worker, scheduler, source))
         try:
+            if not source.stop_event.is_set():
+                await prewarm(client, len(plan.slots))
             await scheduler.run()
         finally:
             status.cancel()
             loop.remove_reader(conn.fileno())
+            connections[0] = connections_of(client)
 
 
 async def _report_status(worker: int, scheduler: Scheduler, source: PipeSource) -> None:

@@ -9,10 +9,12 @@ failed build leaves nothing at the destination.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing as mp
 import os
+import queue
 import shutil
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -42,6 +44,7 @@ from .marker import Marker
 from .marker import choose as choose_marker
 from .model import Trajectory
 from .outdir import check_replaceable, replace_dir, sweep_stale, temp_sibling, unwritable
+from .parallel import check_jobs
 from .progress import Progress
 from .prompts import PromptBuilder, wire_messages
 from .salt import SALT_MODES, make_salt
@@ -128,13 +131,20 @@ class MarkerCheck:
         if key in self.chosen:
             return self.chosen[key]
         marker = choose_marker(message, self._differs(message, before, after) if self.render is not None else None)
+        self.adopt(key, marker)
+        return marker
+
+    def adopt(self, key: tuple[str, int], marker: Marker | None) -> None:
+        """Take a choice made elsewhere (a `--jobs` worker: the choice depends only on the
+        message and the template, so it is the one this check would make); tallied once per key."""
+        if key in self.chosen:
+            return
         self.chosen[key] = marker
         if marker is None:
             self.unmarked.append(key)
             self.positions["unmarked"] += 1
         else:
             self.positions["leading space" if marker.at == 0 else marker.field] += 1
-        return marker
 
     def _differs(
         self, message: dict[str, Any], before: list[dict[str, Any]], after: list[dict[str, Any]]
@@ -261,6 +271,108 @@ def _tools_json(tools: tuple[dict[str, Any], ...] | None, cache: dict[int, str])
     return cache[key]
 
 
+@dataclass(frozen=True)
+class _Built:
+    """One trajectory instance ready for the writer: its row group, its lines of the content
+    hash, and the history-marker choices made for it (in the order they were made)."""
+
+    trajectory_id: str
+    repeat: int
+    instance_id: str
+    table: pa.Table | None  # None: no client turns
+    content: bytes
+    markers: tuple[tuple[tuple[str, int], Marker | None], ...]
+
+
+def _build_one(
+    item: tuple[Trajectory, int],
+    counter: TokenCounter | None,
+    markers: MarkerCheck | None,
+    opts: BuildOptions,
+    *,
+    own_markers: bool = False,
+) -> _Built:
+    """`own_markers`: `markers` is this instance's alone, so its choices travel with the result."""
+    traj, repeat = item
+    rows = instance_rows(traj, repeat, opts, counter, markers)
+    choices = tuple(markers.chosen.items()) if own_markers and markers is not None else ()
+    if not rows:
+        return _Built(traj.id, repeat, "", None, b"", choices)
+    table = pa.Table.from_pylist(rows, schema=SCHEMA)
+    return _Built(traj.id, repeat, rows[0]["instance_id"], table, b"".join(map(content_line, rows)), choices)
+
+
+def _build_worker(
+    w: int, jobs: int, sources: list[str], opts: BuildOptions, counter: TokenCounter | None, out: Any
+) -> None:
+    """A `--jobs` worker: reads the sources itself (no trajectory crosses a pipe) and builds
+    every `jobs`-th instance from the `w`-th, with a marker check of its own per instance (the
+    parent adopts the choices, which depend only on the message and the template)."""
+    try:
+        k = 0
+        for repeat in range(1, opts.repeats + 1):
+            for traj in read_sources(sources, opts.format):
+                if k % jobs == w:
+                    markers = MarkerCheck(counter) if opts.history_marker else None
+                    out.put(("ok", _build_one((traj, repeat), counter, markers, opts, own_markers=True)))
+                k += 1
+        out.put(("end", None))
+    except BaseException as exc:  # the parent says what happened (see _built_by_workers)
+        out.put(("error", f"{type(exc).__name__}: {exc}"))
+
+
+def _built_by_workers(
+    sources: Sequence[str], opts: BuildOptions, counter: TokenCounter | None, jobs: int
+) -> Iterator[_Built]:
+    """The instances in source order, built round-robin by `jobs` spawned processes, each with a
+    short queue (memory follows the largest trajectory). A worker that fails stops the others;
+    a fault in the sources is then raised by reading them here, exactly as `--jobs 1` raises it."""
+    ctx = mp.get_context("spawn")
+    queues = [ctx.Queue(maxsize=4) for _ in range(jobs)]
+    procs = [
+        ctx.Process(target=_build_worker, args=(w, jobs, list(sources), opts, counter, queues[w]), daemon=True)
+        for w in range(jobs)
+    ]
+    for proc in procs:
+        proc.start()
+    try:
+        k = 0
+        while True:
+            kind, value = _next(queues[k % jobs], procs[k % jobs])
+            if kind == "end":
+                return
+            if kind == "error":
+                for proc in procs:
+                    proc.kill()
+                for _ in read_sources(sources, opts.format):  # a fault in the sources: its own error
+                    pass
+                raise TraceError(f"a --jobs worker failed: {value}")
+            yield value
+            k += 1
+    finally:
+        for proc in procs:
+            if proc.is_alive():
+                proc.kill()
+            proc.join()
+        for q in queues:
+            q.close()
+            q.cancel_join_thread()
+
+
+def _next(q: Any, proc: Any) -> tuple[str, Any]:
+    while True:
+        try:
+            item: tuple[str, Any] = q.get(timeout=1.0)
+            return item
+        except queue.Empty:
+            if not proc.is_alive():
+                try:
+                    item = q.get(timeout=1.0)  # its last words may still be in the pipe
+                    return item
+                except queue.Empty:
+                    return "error", f"the process exited with code {proc.exitcode} without a result"
+
+
 class _ShardWriter:
     """Writes instance row groups into numbered shard files inside the temporary folder."""
 
@@ -274,11 +386,16 @@ class _ShardWriter:
         self._writer: pq.ParquetWriter | None = None
 
     def add(self, rows: list[dict[str, Any]]) -> tuple[int, int]:
+        return self.add_table(pa.Table.from_pylist(rows, schema=SCHEMA))
+
+    def add_table(self, table: pa.Table) -> tuple[int, int]:
+        """One instance's rows as one row group; (shard, group) it went to."""
         if self._writer is None or self.rows[-1] >= self.rows_per_shard:
             self._roll()
         assert self._writer is not None
-        self._writer.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), row_group_size=len(rows) + 1)
-        self.rows[-1] += len(rows)
+        n = table.num_rows
+        self._writer.write_table(table, row_group_size=n + 1)
+        self.rows[-1] += n
         self.groups += 1
         return len(self.files) - 1, self.groups - 1
 
@@ -317,14 +434,17 @@ def build_shards(
     counter: TokenCounter | None = None,
     overwrite: bool = False,
     progress: Progress | None = None,
+    jobs: int = 1,
 ) -> BuildResult:
     """Build shards for `sources` (files, folders, `hf:org/name`: `traces.inputs`) into `out`;
     nothing is left at `out` if anything fails.
 
     `overwrite` replaces an existing `out` only if it is a shard folder (or empty) holding none
     of the sources (`outdir.check_replaceable`). `progress` counts the client turns built; their
-    total is known once the first pass over the sources has ended (with `repeats` > 1)."""
+    total is known once the first pass over the sources has ended (with `repeats` > 1). `jobs`
+    processes build the trajectories' rows (`traces.parallel`): the same bytes as one."""
     opts.check()
+    check_jobs(jobs)
     out_path = Path(out)
     if not sources:
         raise TraceError("no source files given")
@@ -341,7 +461,7 @@ def build_shards(
     except OSError as exc:  # a read-only file system, /proc, no permission
         raise unwritable(out_path, exc) from None
     try:
-        manifest = _build_into(tmp, sources, files, opts, counter, progress)
+        manifest = _build_into(tmp, sources, files, opts, counter, progress, jobs)
         manifest.write(tmp)
         replace_dir(tmp, out_path)
     except BaseException:
@@ -357,31 +477,39 @@ def _build_into(
     opts: BuildOptions,
     counter: TokenCounter | None,
     progress: Progress | None,
+    jobs: int = 1,
 ) -> Manifest:
     writer = _ShardWriter(tmp, opts.name, opts.rows_per_shard)
     markers = MarkerCheck(counter) if opts.history_marker else None
     content = hashlib.sha256()
     instances: list[InstanceEntry] = []
-    source_ids: list[str] = []
     n_turns = n_traj = 0
+    total_known = False
+    if jobs == 1:
+        built: Iterator[_Built] = (
+            _build_one((traj, repeat), counter, markers, opts)
+            for repeat in range(1, opts.repeats + 1)
+            for traj in read_sources(sources, opts.format)
+        )
+    else:
+        built = _built_by_workers(sources, opts, counter, jobs)
     try:
-        for repeat in range(1, opts.repeats + 1):
-            if progress is not None and repeat == 2:
+        for b in built:
+            n_traj += b.repeat == 1
+            if progress is not None and b.repeat == 2 and not total_known:
+                total_known = True  # every instance of the first pass has been counted
                 progress.set_total(n_turns * opts.repeats)
-            for traj in read_sources(sources, opts.format):
-                if repeat == 1:
-                    n_traj += 1
-                    source_ids.append(traj.id)
-                rows = instance_rows(traj, repeat, opts, counter, markers)
-                if not rows:
-                    continue
-                for row in rows:
-                    content.update(content_line(row))
-                shard, group = writer.add(rows)
-                instances.append(InstanceEntry(rows[0]["instance_id"], traj.id, repeat, shard, group))
-                n_turns += len(rows)
-                if progress is not None:
-                    progress.advance(len(rows))
+            if markers is not None:
+                for key, marker in b.markers:
+                    markers.adopt(key, marker)
+            if b.table is None:
+                continue
+            content.update(b.content)
+            shard, group = writer.add_table(b.table)
+            instances.append(InstanceEntry(b.instance_id, b.trajectory_id, b.repeat, shard, group))
+            n_turns += b.table.num_rows
+            if progress is not None:
+                progress.advance(b.table.num_rows)
         shards = writer.finish()
     finally:
         writer.close()

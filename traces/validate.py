@@ -63,7 +63,8 @@ ErrorSink = Callable[[TraceFormatError], None]
 
 
 def is_printable_ascii(text: str) -> bool:
-    return bool(text) and all(32 <= ord(ch) <= 126 for ch in text)
+    # ASCII's printable characters are exactly 32..126, so two C loops replace one Python loop
+    return bool(text) and text.isascii() and text.isprintable()
 
 
 class _Checker:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import tempfile
 import time
 from pathlib import Path
@@ -81,9 +82,12 @@ def main() -> None:
                 cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
                 n = sum(1 for _ in read_records(run_dir))
                 where = "parent CPU (client + scheduler)" if workers == 1 else "parent CPU (coordinator + writer)"
+                conns = json.loads((run_dir / "result_summary.json").read_text())["trajbench"]["connections"]
                 print(
                     f"simulator, 64-token answers, workers={workers}: {n} turns in {wall:.1f} s = {n / wall:.0f} turns/s; "
-                    f"{where} {1e3 * cpu / n:.2f} ms/turn"
+                    f"{where} {1e3 * cpu / n:.2f} ms/turn; sockets opened before the first request "
+                    f"{conns['prewarmed']}, during the run {conns['opened_in_run']}, reconnects {conns['reconnects']}  "
+                    f"[tests/bench/bench_replay.py --concurrency {args.concurrency} --trajectories {args.trajectories}]"
                 )
 
 

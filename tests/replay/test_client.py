@@ -226,3 +226,26 @@ def test_keep_alive_across_turns_and_done_drain() -> None:
 
     srv = run(go())
     assert (len(srv.books.requests), srv.books.connections) == (3, 1)
+
+
+def test_a_cookie_the_server_sets_is_sent_back() -> None:
+    """Cookie handling skips responses without Set-Cookie (a cost per turn), never the others."""
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        body = delta_event("Hi") + FINISH_EVENT + DONE_EVENT
+        headers = {"Content-Type": "text/event-stream"}
+        if len(seen) == 2:
+            headers["Set-Cookie"] = "route=b7; Path=/"
+        return httpx.Response(200, headers=headers, content=body)
+
+    async def go() -> None:
+        async with StreamClient(
+            "http://e", max_connections=1, api_key=None, transport=httpx.MockTransport(handler)
+        ) as c:
+            for _ in range(3):
+                assert (await c.stream_chat(BODY, {}, timeout_s=5)).ok
+
+    run(go())
+    assert [r.headers.get("cookie") for r in seen] == [None, None, "route=b7"]

@@ -13,6 +13,7 @@ import pytest
 from runfolders import run_info
 
 from replay.metrics import reference_metrics, trajbench_metrics
+from replay.numbers import Connections
 from replay.records import Record, RecordWriter, tokens_after_first, tpot_ns
 from replay.rollup import rollup
 from replay.summary import OURS, REPORT_FILE, SUMMARY_FILE, build_summary, write_results
@@ -272,7 +273,8 @@ def test_result_summary_matches_the_golden_shape(tmp_path: Path) -> None:
     trajbench's section. TRAJBENCH_UPDATE_GOLDEN=1 rewrites the golden file."""
     run = {"profile": "kimi-k3", "concurrency": 2, "target": "simulated", "started_monotonic_ns": 123}
     records = [*RECORDS, rec("D", 1, 0.2, 0.3, 1.1, out=9, client_out=9, content="abc", first_chars=1, after_first=6)]
-    summary = json.loads(build_summary(records, run, window_close_ns=3 * S).text())
+    conns = Connections(prewarmed=2, prewarm_failed=0, opened_in_run=1, reconnects=1, expired=0, kept_alive=True)
+    summary = json.loads(build_summary(records, run, window_close_ns=3 * S, connections=conns).text())
     shape = _shape(summary)
     if os.environ.get("TRAJBENCH_UPDATE_GOLDEN"):
         GOLDEN.parent.mkdir(exist_ok=True)

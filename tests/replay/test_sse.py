@@ -193,3 +193,26 @@ def test_malformed_line_becomes_error_kind() -> None:
     s = ChatStream()
     assert s.feed(b"data: nope\n\n", 5) is True
     assert s.error_kind == "malformed" and "nope" in (s.error_message or "")
+
+
+def test_one_event_per_read_folds_like_the_general_path() -> None:
+    """A paced engine sends each event in its own read: that read takes a shortcut (one parse,
+    no split) whose facts must be those of the general path, whatever the event is."""
+    events = [e + b"\n\n" for e in _stream_body().split(b"\n\n") if e]
+    extra = [
+        _data({"error": {"message": "boom"}}),  # an error object under 200: the general path's rule
+        b'data: {"not json\n\n',  # malformed
+    ]
+    for tail in ([], extra[:1], extra[1:]):
+        reads = [(10 * k, e) for k, e in enumerate(events[:-1] + tail)]
+        # the general path, forced by reading two events at once where the shortcut cannot apply
+        general = ChatStream()
+        for t, data in reads:
+            general.feed(b"\n" + data, t)  # a leading blank line: not one-event-exact
+        one = parse_stream(reads)
+        assert _facts(one) == _facts(general) and (one.first_chars, one.error_message) == (
+            general.first_chars,
+            general.error_message,
+        )
+    s = parse_stream([(10 * k, e) for k, e in enumerate(events)])
+    assert s.chunk_ns == [10 * k for k in range(1, 10)] and (s.t_first_ns, s.first_chars) == (10, 6)

@@ -14,6 +14,7 @@ from loopback_server import LoopbackServer, Reply
 from cli import cli
 from replay.config import RunConfig
 from replay.errors import ReplayError
+from replay.records import records_path
 from replay.sweep import parse_concurrencies, run_sweep
 
 
@@ -69,7 +70,7 @@ def test_add_runs_only_the_missing_points_and_keeps_the_rest(sample_shards: Path
     with LoopbackServer(lambda b, h: Reply(chunks=3)) as srv:
         base = RunConfig(shards=str(sample_shards), endpoint=srv.base_url, inject_delays=False, progress="none")
         folder = asyncio.run(run_sweep(base, [1, 2], tmp_path / "sweep", echo=lambda m: None))
-        baseline = {d: (folder / d / "records.jsonl").stat().st_mtime_ns for d in ("c0001", "c0002")}
+        baseline = {d: records_path(folder / d).stat().st_mtime_ns for d in ("c0001", "c0002")}
         first = len(srv.books.requests)
         # a list without --add that leaves points out is refused: it would drop them from sweep.json
         with pytest.raises(ReplayError, match=r"drop the finished or planned point\(s\) 1 from it.*missing 4$"):
@@ -91,7 +92,7 @@ def test_add_runs_only_the_missing_points_and_keeps_the_rest(sample_shards: Path
     ]
     assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == ["c0001", "c0002", "c0004", "c0008"]
     for d, mtime in baseline.items():  # the baseline's runs are untouched
-        assert (folder / d / "records.jsonl").stat().st_mtime_ns == mtime
+        assert records_path(folder / d).stat().st_mtime_ns == mtime
 
 
 def test_add_needs_an_existing_sweep(sample_shards: Path, tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from loopback_server import LoopbackServer, Reply
 
 from replay.config import RunConfig
 from replay.errors import ReplayError
+from replay.records import read_records
 from replay.sweep import run_sweep
 
 #: ~0.25 s per turn: 10 tokens at 25 ms a step, every answer the same length.
@@ -32,7 +33,9 @@ def _statuses(out: Path) -> list[tuple[str, str]]:
 
 
 def _records(run_dir: Path) -> int:
-    path = run_dir / "records.jsonl"
+    path = run_dir / "records.jsonl"  # while the point runs; compressed once it has ended
+    if (run_dir / "records.jsonl.zst").is_file():
+        return sum(1 for _ in read_records(run_dir))
     return path.read_bytes().count(b"\n") if path.is_file() else 0
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..contract import to_json
 from ..errors import TraceError
+from ..parallel import check_jobs, ordered_map
 from ..progress import Progress
 from ..salt import SALT_MODES
 from ..shards import Shards
@@ -83,62 +84,130 @@ def _identity(text: str) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class _Pass:
+    """What the pass needs for every instance (sent once to each `--jobs` worker)."""
+
+    shards_dir: str
+    tokenizer: Any | None
+    opts: StatsOptions
+
+
+@dataclass(frozen=True)
+class _InstanceFacts:
+    """One instance's share of the pass: its per-turn lengths, each salt mode's block streams
+    (or why the mode cannot be salted), and its exact within-trajectory reuse."""
+
+    domain: str
+    trajectory_id: str
+    turns: tuple[tuple[int, int, int, int | None, float], ...]  # index, isl, delta, osl, delay
+    streams: dict[str, InstanceStream]
+    errors: dict[str, str]
+    within: tuple[int, int]
+
+
+class _Measure:
+    """The per-instance work of the pass, over one open shard folder."""
+
+    def __init__(self, p: _Pass) -> None:
+        self.sh = Shards(p.shards_dir)
+        self.opts = p.opts
+        self.unit, self.encode, self.counter = _encoder_and_counter(self.sh, p.tokenizer)
+        built = self.sh.manifest.tokenizer
+        self.columns_ok = self.counter is None or (
+            built is not None and built.fingerprint == getattr(self.counter, "fingerprint", None)
+        )
+        self.seed = self.sh.options.seed
+
+    def __call__(self, k: int, skip: frozenset[str] = frozenset()) -> _InstanceFacts:
+        """Instance `k`; modes in `skip` already failed to salt (no need to try again)."""
+        encode = self.encode
+        inst = self.sh.instance(k)
+        lengths = TurnLengths(self.counter, self.columns_ok and inst.turns[0].isl_tokens is not None)
+        plan = prompt_plan(self.sh, inst, lengths)
+        turns = tuple(
+            (row.client_turn_index, isl, delta, osl, row.delay_seconds)
+            for row, (isl, delta, osl) in zip(inst.turns, lengths.rows, strict=True)
+        )
+        # each segment is encoded once; the salt modes differ only in the system segment
+        encoded = [[encode_units(encode, text) for text in new] for _, new in plan.steps]
+        systems: dict[str, np.ndarray | None] = {}
+        errors: dict[str, str] = {}
+        for mode in self.opts.salt_modes:
+            if mode in skip:
+                continue
+            try:
+                text = salted_system(plan, mode, self.seed)
+            except TraceError as exc:  # a trajectory without system prompt cannot be salted
+                errors[mode] = str(exc)
+                continue
+            systems[mode] = None if text is None else encode_units(encode, system_segment(text))
+        streams = instance_streams(plan, encoded, self.opts.block_size, systems)
+        stored = len(encode_units(encode, system_segment(plan.stored_system))) if plan.stored_system else 0
+        within = plan_within(plan, [[len(a) for a in arrays] for arrays in encoded], stored)
+        return _InstanceFacts(plan.domain, inst.trajectory_id, turns, streams, errors, within)
+
+
+_worker: dict[str, _Measure] = {}
+
+
+def _job_setup(p: _Pass) -> None:
+    _worker["measure"] = _Measure(p)
+
+
+def _job(k: int) -> _InstanceFacts:
+    return _worker["measure"](k)
+
+
 def compute_stats(
     shards_dir: str | Path,
     *,
     tokenizer: Any | None = None,
     options: StatsOptions | None = None,
     progress: Progress | None = None,
+    jobs: int = 1,
 ) -> dict[str, Any]:
     """All statistics of a shard folder as a JSON-ready dict (see module docstring). `progress`
-    counts the client turns read, then the cache sizes of the LRU curve."""
+    counts the client turns read, then the cache sizes of the LRU curve. `jobs` processes
+    measure the instances (`traces.parallel`); the result is the same for any number."""
     opts = options or StatsOptions()
     opts.check()
-    sh = Shards(shards_dir)
-    unit, encode, counter = _encoder_and_counter(sh, tokenizer)
-    length_unit = "tokens" if (counter is not None or sh.manifest.tokenizer) else "chars"
+    check_jobs(jobs)
+    p = _Pass(str(shards_dir), tokenizer, opts)
+    measure = _Measure(p)
+    sh = measure.sh
+    unit = measure.unit
+    length_unit = "tokens" if (measure.counter is not None or sh.manifest.tokenizer) else "chars"
     facts = Facts()
     streams: dict[str, list[InstanceStream]] = {m: [] for m in opts.salt_modes}
     errors: dict[str, str] = {}
     within = [0, 0]  # exact message-level (reused, total) under the build's salt
-    built = sh.manifest.tokenizer
-    columns_ok = counter is None or (built is not None and built.fingerprint == getattr(counter, "fingerprint", None))
-    seed = sh.options.seed
     if progress is not None:
         progress.set_total(sh.manifest.counts.client_turns)
-    for inst in sh:
-        lengths = TurnLengths(counter, columns_ok and inst.turns[0].isl_tokens is not None)
-        plan = prompt_plan(sh, inst, lengths)
-        dom = plan.domain
-        facts.instances[dom].append(len(inst.turns))
-        facts.trajectories[dom].add(inst.trajectory_id)
-        for row, (isl, delta, osl) in zip(inst.turns, lengths.rows, strict=True):
+    if jobs == 1:
+        results: Iterator[_InstanceFacts] = (measure(k, frozenset(errors)) for k in range(len(sh)))
+    else:
+        results = ordered_map(_job, range(len(sh)), jobs, initializer=_job_setup, initargs=(p,))
+    for res in results:  # folded in instance order, whichever process measured it
+        dom = res.domain
+        facts.instances[dom].append(len(res.turns))
+        facts.trajectories[dom].add(res.trajectory_id)
+        for index, isl, delta, osl, delay in res.turns:
             facts.domain.append(dom)
-            facts.index.append(row.client_turn_index)
+            facts.index.append(index)
             facts.isl.append(isl)
             facts.delta.append(delta)
             facts.osl.append(osl)
-            facts.delay.append(row.delay_seconds)
-        # each segment is encoded once; the salt modes differ only in the system segment
-        encoded = [[encode_units(encode, text) for text in new] for _, new in plan.steps]
-        systems: dict[str, np.ndarray | None] = {}
-        for mode in opts.salt_modes:
-            if mode in errors:
-                continue
-            try:
-                text = salted_system(plan, mode, seed)
-            except TraceError as exc:  # a trajectory without system prompt cannot be salted
-                errors[mode] = str(exc)
-                continue
-            systems[mode] = None if text is None else encode_units(encode, system_segment(text))
-        for mode, stream in instance_streams(plan, encoded, opts.block_size, systems).items():
-            streams[mode].append(stream)
-        stored = len(encode_units(encode, system_segment(plan.stored_system))) if plan.stored_system else 0
-        r, t = plan_within(plan, [[len(a) for a in arrays] for arrays in encoded], stored)
-        within[0] += r
-        within[1] += t
+            facts.delay.append(delay)
+        for mode in opts.salt_modes:  # a mode that failed once is dropped from then on
+            if mode in res.errors and mode not in errors:
+                errors[mode] = res.errors[mode]
+            elif mode in res.streams and mode not in errors:
+                streams[mode].append(res.streams[mode])
+        within[0] += res.within[0]
+        within[1] += res.within[1]
         if progress is not None:
-            progress.advance(len(inst.turns))
+            progress.advance(len(res.turns))
     sh.close()
     return {
         "dataset": {
@@ -277,6 +346,7 @@ def analyse(
     tokenizer: Any | None = None,
     options: StatsOptions | None = None,
     progress: Progress | None = None,
+    jobs: int = 1,
 ) -> StatsResult:
     """`traces stats`: compute the statistics and, given `out_dir`, write stats.json and plots."""
     from ..outdir import make_dir
@@ -284,7 +354,7 @@ def analyse(
 
     if out_dir is not None:
         make_dir(Path(out_dir))  # an unwritable --out fails before the analysis, not after it
-    stats = compute_stats(shards_dir, tokenizer=tokenizer, options=options, progress=progress)
+    stats = compute_stats(shards_dir, tokenizer=tokenizer, options=options, progress=progress, jobs=jobs)
     if out_dir is None:
         return StatsResult(stats, ())
     return StatsResult(stats, (write_stats(stats, out_dir), *write_plots(stats, out_dir)))

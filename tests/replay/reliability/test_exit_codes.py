@@ -45,7 +45,7 @@ def test_when_every_turn_fails_the_run_exits_3_and_says_why(
     assert code == 3
     assert stderr.strip() == (
         f"Error: every one of the 2 issued turns failed (http 2); nothing was measured. First error: http: HTTP 500: "
-        f"CUDA error: out of memory. Fix the endpoint and rerun; every turn is in {out / 'records.jsonl'}"
+        f"CUDA error: out of memory. Fix the endpoint and rerun; every turn is in {out / 'records.jsonl.zst'}"
     )
     assert "--tokenizer" not in stdout + stderr  # no advice that cannot help
     assert f"run folder: {out}" in stdout and "errors        aborted 1, http 2" in stdout

@@ -13,6 +13,8 @@ import pytest
 from hostile import Conn, HostileServer, Request, answer, json_response, ok_stream
 from reliability_helpers import cli_in_process
 
+from replay.records import read_records
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -188,8 +190,7 @@ def test_a_server_that_closes_after_each_answer_gets_a_connection_per_turn(
         )
         assert (srv.preflights, srv.requests) == (1, 6)
     assert code == 0, stderr  # no turn lost to a socket the server was closing
-    records = [json.loads(line) for line in (tmp_path / "run" / "records.jsonl").read_text().splitlines()]
-    assert [r["error_kind"] for r in records] == [None] * 6
+    assert [r.error_kind for r in read_records(tmp_path / "run")] == [None] * 6
     assert json.loads((tmp_path / "run" / "run.json").read_text())["preflight"]["keep_alive"] is False
 
 

@@ -1,0 +1,54 @@
+"""The SSE fold's cost per chunk (prints figures, asserts nothing): `replay.sse.ChatStream.feed`
+alone, no socket, for the shapes a server streams: a tool call's argument pieces and plain
+content, one event per read (a paced engine) and eight per read (a client that fell behind).
+
+    .venv/bin/python tests/bench/bench_fold.py
+
+Best of 7 rounds of CPU time (`time.process_time()`), so other load on the machine matters less.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from replay.sse import ChatStream
+
+CMD = "tests/bench/bench_fold.py"
+
+
+def ev(obj: object) -> bytes:
+    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+def _delta(delta: dict[str, object], finish: str | None = None) -> bytes:
+    return ev({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+
+def main() -> None:
+    call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "bash", "arguments": ""}}
+    first = _delta({"role": "assistant", "tool_calls": [call]})
+    pieces = [_delta({"tool_calls": [{"index": 0, "function": {"arguments": "abab"}}]}) for _ in range(256)]
+    text = [_delta({"content": "tok "}) for _ in range(256)]
+    end = _delta({}, "stop") + b"data: [DONE]\n\n"
+    shapes = (
+        ("tool-call stream, one event per read", [first, *pieces, end]),
+        ("content stream, one event per read", [*text, end]),
+        ("content stream, 8 events per read", [b"".join(text[i : i + 8]) for i in range(0, 256, 8)] + [end]),
+    )
+    for name, reads in shapes:
+        best = float("inf")
+        for _ in range(7):
+            t = time.process_time()
+            for _ in range(50):
+                s = ChatStream()
+                for k, r in enumerate(reads):
+                    s.feed(r, k)
+                s.tool_calls()
+                s.after_first()
+            best = min(best, (time.process_time() - t) / 50 / 256 * 1e6)
+        print(f"{name}: {best:.2f} µs CPU per chunk (fold only)  [{CMD}]")
+
+
+if __name__ == "__main__":
+    main()
