@@ -180,7 +180,9 @@ def _check_profile(run: Run, prof: traces.Profile, point: str) -> Check:
     """Only a built-in profile makes an official point (a user profile's thresholds are its
     author's, docs/maintainers.md), and only as the package defines it: run.json records the
     profile's hash, so a run made with another version of it is seen."""
-    recorded = run.config.profile_hash
+    # the recorded hash is of the profile the run used; `eval check --profile X` on a run of
+    # another profile is the `profile` check's finding, not a version difference
+    recorded = run.config.profile_hash if run.profile_name == prof.name else None
     if not prof.built_in:
         changed = (
             f"; the loaded file's version differs from the one the run recorded (hash {recorded[:16]}…)"
@@ -237,6 +239,10 @@ def _check_gates(run: Run, point: str) -> Check:
             f"judged by research gates ({which}), which never make an official point; rejudge it with the official "
             f"gates: `trajbench eval inline {point}` and `trajbench eval osl {point}` (default --gates official, "
             "docs/accuracy.md)",
+        )
+    if run.profile is not None and not run.profile.built_in:
+        return Check(
+            point, "gates", True, "judged by the profile's gates (a user profile's: its author's, not official)"
         )
     return Check(point, "gates", True, "judged by the official gates (the profile's threshold and band)")
 

@@ -61,6 +61,10 @@ class StreamResult:
         return self.error_kind is None
 
 
+#: The connect timeout of sockets opened before the first request (seconds).
+PREWARM_CONNECT_S = 2.0
+
+
 class _Cookies(httpx.Cookies):
     """httpx's cookie handling, minus its cost for a response that sets no cookie (nearly all):
     httpx builds two urllib compatibility objects per response to find out (~12 µs of client
@@ -114,7 +118,10 @@ class StreamClient:
         """Open `n` sockets before the first request (FastTransport only; see its `prewarm`)."""
         if not isinstance(self._transport, FastTransport):
             return 0
-        return await self._transport.prewarm(self._url, n, connect_timeout=self._connect_timeout)
+        # a short cap: one lost SYN must not hold this worker back while the others are measured
+        # (a socket not opened in time is counted, and its first turn connects itself)
+        cap = PREWARM_CONNECT_S if self._connect_timeout is None else min(self._connect_timeout, PREWARM_CONNECT_S)
+        return await self._transport.prewarm(self._url, n, connect_timeout=cap)
 
     def connections(self) -> Connections | None:
         """What the pool's sockets did (None with another transport)."""

@@ -162,7 +162,6 @@ def pack_chunks(t_send_ns: int, chunk_ns: tuple[int, ...] | list[int]) -> str:
     ts = np.asarray(chunk_ns, dtype=np.int64)
     first = int(ts[0])
     gaps = np.diff((ts - first) // CHUNK_RESOLUTION_NS)
-    code = b"q"
     if gaps.size:
         lo, hi = int(gaps.min()), int(gaps.max())
         code = next((c for c, a, b in _WIDTHS if a <= lo and hi <= b), b"i" if -(2**31) <= lo and hi < 2**31 else b"q")
@@ -272,11 +271,15 @@ def compress_records(run_dir: str | os.PathLike[str]) -> Path | None:
     final = Path(run_dir) / RECORDS_ZST_FILE
     tmp = final.with_name(final.name + ".tmp")
     cctx = zstandard.ZstdCompressor(level=_LEVEL)
-    with plain.open("rb") as src, tmp.open("wb") as dst:
-        cctx.copy_stream(src, dst, size=plain.stat().st_size, read_size=_BLOCK, write_size=_BLOCK)
-        dst.flush()
-        os.fsync(dst.fileno())
-    os.replace(tmp, final)
+    try:
+        with plain.open("rb") as src, tmp.open("wb") as dst:
+            cctx.copy_stream(src, dst, size=plain.stat().st_size, read_size=_BLOCK, write_size=_BLOCK)
+            dst.flush()
+            os.fsync(dst.fileno())
+        os.replace(tmp, final)
+    except BaseException:  # a full disk, Ctrl-C: the plain file stays; no half-written copy beside it
+        tmp.unlink(missing_ok=True)
+        raise
     _sync_dir(final.parent)
     plain.unlink()
     return final

@@ -174,7 +174,7 @@ class ChatStream:
     """Folds a chat-completions stream into one turn's facts; `feed` returns True once finished.
 
     Text arrives as pieces (`content`, `reasoning`, one per delta); tool calls are assembled as
-    the reference client assembles them (`merge_tool_call`). The first delta that carries text
+    the reference client assembles them (`_merge_call`). The first delta that carries text
     or a tool call is "the first chunk" of TTFT and TPOT: its size in characters is kept, and the
     tool calls of the deltas after it (`tail_calls`), so the output after the first chunk (TPOT's
     denominator, docs/metrics.md) can be counted.
@@ -399,29 +399,11 @@ class ChatStream:
         return content, reasoning, _assembled(self.tail_calls, self.tail_args)
 
 
-def merge_tool_call(calls: dict[int, dict[str, Any]], part: dict[str, Any]) -> None:
-    """Fold one streamed tool-call delta into `calls` by index, as the reference client does:
-    a delta without `index` continues call 0; `id`, `type` and the function name are replaced by
-    the latest non-empty piece (a name sent in pieces keeps the last one); arguments are joined."""
-    index = part.get("index", 0)
-    call = calls.get(index)
-    if call is None:
-        call = calls[index] = {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
-    if part.get("id"):
-        call["id"] = part["id"]
-    if part.get("type"):
-        call["type"] = part["type"]
-    fn = part.get("function") or {}
-    if fn.get("name"):
-        call["function"]["name"] = fn["name"]
-    args = fn.get("arguments")
-    if args and isinstance(args, str):
-        call["function"]["arguments"] += args
-
-
 def _merge_call(calls: dict[int, dict[str, Any]], args: dict[int, list[str]], part: dict[str, Any]) -> int:
-    """`merge_tool_call` for the stream's fold, with the arguments kept as pieces (`_assembled`
-    joins them); returns the characters the piece carries (name and arguments)."""
+    """Fold one streamed tool-call delta into `calls` by index, as the reference client does: a
+    delta without `index` continues call 0; `id`, `type` and the function name are replaced by the
+    latest non-empty piece (a name sent in pieces keeps the last one); arguments are kept as
+    pieces in `args` (`_assembled` joins them once). Returns the characters the piece carries."""
     index = part.get("index", 0)
     call = calls.get(index)
     if call is None:

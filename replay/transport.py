@@ -183,7 +183,9 @@ class FastTransport(httpx.AsyncBaseTransport):
         read_timeout = timeouts.get("read")
         for _ in range(_MAX_STALE):
             conn = await self._connection(key, timeouts.get("connect"), request)
-            reused = conn.idle_since_ns > 0  # it waited in the pool: kept alive, or warmed before the run
+            # kept alive after an answer: only that tells whether the server keeps connections (a
+            # socket warmed before the run and dropped tells nothing about keep-alive)
+            reused = conn.exchanges > 0
             if conn.start(payload):
                 break
             conn.close()  # closed between the pool's check and the write: nothing was sent
@@ -227,7 +229,8 @@ class FastTransport(httpx.AsyncBaseTransport):
                 return conn
             conn.close()
             self.reconnects += 1
-            self.keeps_alive = False  # closed by the server sooner than max_idle_s
+            if conn.exchanges:
+                self.keeps_alive = False  # closed by the server sooner than max_idle_s
         _, host, port = key
         try:
             conn = await self._open(key, connect_timeout)

@@ -32,7 +32,6 @@ from .profiles import (
     get_profile,
     profile_from,
     profiles,
-    user_profile_files,
 )
 from .progress import PLAIN_SECONDS, PROGRESS_MODES, PROGRESS_SECONDS_ENV, Progress, plain_seconds
 from .prompts import PromptBuilder, wire_messages
@@ -146,7 +145,6 @@ __all__ = [
     "shards_profile",
     "to_json",
     "turn_body",
-    "user_profile_files",
     "validate_sources",
     "verify_shards",
     "wire_messages",

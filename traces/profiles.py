@@ -92,8 +92,10 @@ class Profile:
         return out
 
     def content_hash(self) -> str:
-        """sha256 of the content as canonical JSON: the same profile gives the same hash anywhere."""
-        text = json.dumps(self.content(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        """sha256 of what a run is judged by, as canonical JSON: the same profile gives the same
+        hash anywhere, and a reworded description or derivation note does not fail older runs."""
+        judged = {k: v for k, v in self.content().items() if k not in ("description", "derivation")}
+        text = json.dumps(judged, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -137,11 +139,6 @@ def profiles() -> dict[str, Profile]:
     """Every profile this process knows: the built-ins, then the user ones (env folder, then the
     `--profiles` files), by name."""
     return _registry(os.environ.get(PROFILES_ENV) or "", tuple(_added))
-
-
-def user_profile_files() -> list[Path]:
-    """The user profile files in effect: the `TRAJBENCH_PROFILES` folder's (or file), then `--profiles`."""
-    return _files(os.environ.get(PROFILES_ENV) or "", tuple(_added))
 
 
 def _files(env: str, added: tuple[str, ...]) -> list[Path]:

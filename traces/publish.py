@@ -162,6 +162,19 @@ def publish(
     check_writable(dest)
     shards = Shards(Path(shards_dir))
     manifest = shards.manifest
+    # the registry is read (and its place checked) before anything is written, so a bad registry
+    # leaves no release behind that a retry would find in the way
+    current = None
+    if reg is not None:
+        current = HashRegistry.read(reg) if reg.exists() else empty_registry()
+        check_writable(reg.parent, option="--registry")
+        known = current.content_hashes.get(profile.name)
+        if known is not None and known != manifest.content_hash:
+            raise TraceError(
+                f"{reg}: profile {profile.name} is already registered with dataset {known[:16]}…, not this one "
+                f"({manifest.content_hash[:16]}…); runs were checked against it: publish the new dataset under a "
+                "new profile name (e.g. NAME-v2), or edit the registry by hand if the old one is withdrawn"
+            )
     tok = manifest.tokenizer
     if tok is not None and not uses_tokenizer(profile, tok.name):
         raise TraceError(
@@ -202,7 +215,10 @@ def publish(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    if reg is not None:
-        current = HashRegistry.read(reg) if reg.exists() else empty_registry()
-        current.with_entry(profile.name, content_hash).write(reg)
+    if reg is not None and current is not None:
+        try:
+            current.with_entry(profile.name, content_hash).write(reg)
+        except OSError as exc:
+            shutil.rmtree(dest, ignore_errors=True)  # unregistered, the release would block a retry
+            raise unwritable(reg, exc, option="--registry") from None
     return Release(dest, manifest.name, profile.name, content_hash, tuple(written), reg)

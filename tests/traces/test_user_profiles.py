@@ -199,3 +199,20 @@ def test_publish_is_deterministic_and_registers_a_user_profile(tmp_path: Path, s
     assert traces.HashRegistry.read(reg).content_hashes == {"mine": traces.Shards(sample_shards).content_hash}
     assert traces.registered_hash(reg, "mine") == one.content_hash
     assert str(tmp_path) not in (one.folder / "README.md").read_text()  # no path of this machine
+
+
+def test_publish_reads_the_registry_first_and_never_replaces_an_entry(tmp_path: Path, sample_shards: Path) -> None:
+    f = tmp_path / "mine.json"
+    f.write_text(json.dumps(GOOD))
+    (prof,) = traces.read_profile_file(f)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(traces.TraceError, match="not a registry file"):
+        traces.publish(sample_shards, tmp_path / "r1", prof, registry=bad)
+    assert not (tmp_path / "r1").exists()  # nothing left that would block the retry
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"version": 1, "description": "x", "content_hashes": {"mine": "0" * 64}}))
+    with pytest.raises(traces.TraceError, match="already registered with dataset 0000000000000000"):
+        traces.publish(sample_shards, tmp_path / "r2", prof, registry=other)
+    assert not (tmp_path / "r2").exists()
+    assert traces.HashRegistry.read(other).content_hashes == {"mine": "0" * 64}
