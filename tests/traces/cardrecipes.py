@@ -1,6 +1,7 @@
 """Rebuilding a data card from its recipe (the card's `build` commands) and checking the card
 against the rebuilt manifest: for test_cards.py (the cards of data the project makes) and
-test_conformance.py (the card of the official example, built from ../shared/fixtures).
+test_conformance.py (the card of the official example, whose recipe names the example's file:
+the tests find it in the workspace's shared fixtures, outside the repository).
 
 TRAJBENCH_UPDATE_GOLDEN=1 rewrites the card from the rebuilt shards (same licence, version,
 summary and recipe): the way to refresh a card after the shards' contents change.
@@ -23,12 +24,14 @@ from traces.cards import check_card, parse_card, write_card
 
 ROOT = Path(__file__).resolve().parents[2]
 CARDS_DIR = ROOT / "data_cards"
-SHARED = "../shared/"
+#: Where the official example's file lives beside a checkout in the workspace (not shipped).
+SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures"
+OFFICIAL_EXAMPLE = "mlperf_coding_20.jsonl"
 
 
 def reads_shared(commands: list[str]) -> bool:
-    """Whether a recipe reads data from the sibling folder ../shared (outside the repository)."""
-    return any(arg.startswith(SHARED) for line in commands for arg in shlex.split(line))
+    """Whether a recipe reads the official example, which is not in the repository."""
+    return any(arg == OFFICIAL_EXAMPLE for line in commands for arg in shlex.split(line))
 
 
 def rebuild(commands: list[str], tmp_path: Path) -> Path:
@@ -47,6 +50,10 @@ def rebuild(commands: list[str], tmp_path: Path) -> Path:
                 args.append(mapped[arg])
             elif not arg.startswith("-") and (ROOT / arg).exists():
                 args.append(str(ROOT / arg))
+            elif arg == OFFICIAL_EXAMPLE:
+                if not (SHARED_FIXTURES / arg).is_file():
+                    pytest.skip(f"the official example {arg} is not here (a clone outside the workspace)")
+                args.append(str(SHARED_FIXTURES / arg))
             elif "/" in arg and not arg.startswith("-"):
                 pytest.skip(f"input {arg} is not here (a clone outside the workspace)")
             else:
