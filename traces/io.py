@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -232,3 +232,17 @@ def open_text_writer(path: str | os.PathLike[str]) -> Iterator[IO[str]]:
         else:
             with io.TextIOWrapper(raw, encoding="utf-8", newline="\n") as text:
                 yield text
+
+
+def write_json_lines(records: Iterable[Any], path: str | os.PathLike[str]) -> int:
+    """One record per line, in the dataset's own key order (plain or `.zst` by the name);
+    returns the number of records. Every format's writer is its records fed to this."""
+    from .canonical import source_json
+
+    n = 0
+    with open_text_writer(path) as out:
+        for record in records:
+            out.write(source_json(record))
+            out.write("\n")
+            n += 1
+    return n

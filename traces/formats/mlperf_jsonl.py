@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from ..canonical import source_json
 from ..errors import TraceFormatError
-from ..io import open_text_writer
+from ..io import write_json_lines
 from ..model import Row, Trajectory
 from ..records import iter_objects
 from ..validate import ErrorSink, FlatRow, build_trajectory, is_printable_ascii
@@ -138,11 +137,4 @@ def from_records(records: list[dict[str, Any]], path: str, sink: ErrorSink) -> T
 
 def write(trajectories: Iterable[Trajectory], path: str) -> int:
     """Write trajectories as flat rows (plain or `.zst`); returns the number of rows written."""
-    n = 0
-    with open_text_writer(path) as out:
-        for traj in trajectories:
-            for flat in trajectory_to_flat(traj):
-                out.write(source_json(flat))
-                out.write("\n")
-                n += 1
-    return n
+    return write_json_lines((flat for traj in trajectories for flat in trajectory_to_flat(traj)), path)

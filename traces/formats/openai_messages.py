@@ -34,9 +34,8 @@ from typing import Any
 
 import orjson
 
-from ..canonical import source_json
 from ..errors import TraceFormatError
-from ..io import open_text_writer, read_bytes
+from ..io import read_bytes, write_json_lines
 from ..model import Row, Trajectory, content_text
 from ..records import is_table, iter_objects
 from ..validate import ErrorSink, FlatRow, build_trajectory
@@ -383,10 +382,4 @@ def from_records(records: list[dict[str, Any]], path: str, sink: ErrorSink) -> T
 
 def write(trajectories: Iterable[Trajectory], path: str) -> int:
     """Write one record per line (plain or `.zst`); returns the number of records."""
-    n = 0
-    with open_text_writer(path) as out:
-        for traj in trajectories:
-            out.write(source_json(to_record(traj)))
-            out.write("\n")
-            n += 1
-    return n
+    return write_json_lines(map(to_record, trajectories), path)

@@ -18,9 +18,9 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ..canonical import canonical_json, source_json
+from ..canonical import canonical_json
 from ..errors import TraceError, TraceFormatError
-from ..io import open_text_writer
+from ..io import write_json_lines
 from ..model import WORKFLOW_ID, Trajectory
 from ..validate import ErrorSink
 from .openai_messages import iter_records, messages_trajectory, row_messages
@@ -151,10 +151,4 @@ def from_records(records: list[dict[str, Any]], path: str, sink: ErrorSink) -> T
 
 def write(trajectories: Iterable[Trajectory], path: str) -> int:
     """Write one workflow record per line (plain or `.zst`); returns the number of records."""
-    n = 0
-    with open_text_writer(path) as out:
-        for traj in trajectories:
-            out.write(source_json(to_record(traj)))
-            out.write("\n")
-            n += 1
-    return n
+    return write_json_lines(map(to_record, trajectories), path)
