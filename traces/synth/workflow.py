@@ -92,6 +92,21 @@ POLICY_AREAS = (
 )
 
 
+#: The tools that take the customer's id.
+CUSTOMER_TOOLS = (
+    "get_customer",
+    "update_customer",
+    "get_loyalty_balance",
+    "search_orders",
+    "list_orders",
+    "get_subscription",
+    "update_subscription",
+    "create_ticket",
+    "add_note",
+    "send_email",
+)
+
+
 def _tool(name: str, description: str, params: dict[str, tuple[str, str]], required: list[str]) -> dict[str, Any]:
     props = {k: {"type": t, "description": d} for k, (t, d) in params.items()}
     return {
@@ -133,18 +148,7 @@ class WorkflowWorld:
             "apply_price_adjustment",
         ):
             params["order_id"] = ("string", "The order identifier, e.g. 'W1234567'.")
-        if name in (
-            "get_customer",
-            "update_customer",
-            "get_loyalty_balance",
-            "search_orders",
-            "list_orders",
-            "get_subscription",
-            "update_subscription",
-            "create_ticket",
-            "add_note",
-            "send_email",
-        ):
+        if name in CUSTOMER_TOOLS:
             params["customer_id"] = ("string", "The customer identifier, e.g. 'C-10432'.")
         if "shipment" in name or name in ("track_package", "open_carrier_claim", "reschedule_delivery"):
             params["tracking_number"] = ("string", "The carrier tracking number.")
@@ -345,22 +349,7 @@ def _user_text(rng: random.Random, intent: str, c: _Customer, order: str) -> str
 
 def _call(rng: random.Random, k: int, tool: str, c: _Customer, order: str) -> dict[str, Any]:
     args: dict[str, Any] = (
-        {"customer_id": c.id}
-        if tool
-        in (
-            "get_customer",
-            "update_customer",
-            "get_loyalty_balance",
-            "search_orders",
-            "list_orders",
-            "get_subscription",
-            "update_subscription",
-            "create_ticket",
-            "add_note",
-            "send_email",
-            "escalate_to_human",
-        )
-        else {"order_id": order}
+        {"customer_id": c.id} if tool in (*CUSTOMER_TOOLS, "escalate_to_human") else {"order_id": order}
     )
     if tool == "get_policy":
         args = {"topic": rng.choice(POLICY_AREAS)}
