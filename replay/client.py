@@ -27,9 +27,10 @@ import httpx
 import orjson
 
 from .config import DEFAULT_LIMITS, ResponseLimits, format_size
+from .errors import ReplayError
 from .numbers import Connections
 from .sse import ChatStream, error_text
-from .transport import TIMING_EXTENSION, ConnectionDropped, FastTransport, ResponseTooLarge
+from .transport import TIMING_EXTENSION, ConnectionDropped, FastTransport, ResponseTooLarge, Timing
 
 CHAT_PATH = "/v1/chat/completions"
 _DRAIN_S = 2.0  # after [DONE], how long we wait for the body's end (keeps the socket reusable)
@@ -113,6 +114,15 @@ class StreamClient:
         # The endpoint resolved once, by httpx itself: a URL object skips re-parsing and re-joining
         # the path against base_url on every request (~40 µs of the client's CPU per turn).
         self._url = self._http.build_request("POST", CHAT_PATH).url
+        # With our own transport, a request is encoded here, its fixed head once (the same
+        # headers httpx would send), and handed straight to the pool: no httpx.Request or
+        # Response objects per turn. Any other transport (tests) goes through httpx.
+        self._fast: FastTransport | None = self._transport if isinstance(self._transport, FastTransport) else None
+        fixed = self._http.build_request("POST", self._url, content=b"").headers
+        self._head = b"".join(
+            [b"POST ", self._url.raw_path, b" HTTP/1.1\r\n"]
+            + [k + b": " + v + b"\r\n" for k, v in fixed.raw if k.lower() != b"content-length"]
+        )
 
     async def prewarm(self, n: int) -> int:
         """Open `n` sockets before the first request (FastTransport only; see its `prewarm`)."""
@@ -147,19 +157,28 @@ class StreamClient:
         status: int | None = None
         kind: str | None = None
         message: str | None = None
+        fast = self._fast
         try:
             async with asyncio.timeout(timeout_s):
-                async with self._http.stream("POST", self._url, content=orjson.dumps(body), headers=headers) as resp:
-                    status = resp.status_code
-                    timing = resp.extensions.get(TIMING_EXTENSION)
-                    if timing is not None:
-                        t_send = timing.t_send_ns
-                    if status != 200:
-                        kind, message = "http", f"HTTP {status}: {await _head_of_body(resp)}"
-                    elif resp.headers.get("content-type", "").startswith("application/json"):
-                        kind, message = _json_instead_of_stream(await _read_capped(resp, limits.max_response_bytes))
-                    else:
-                        await _read_stream(resp, state, timing, limits.max_response_bytes)
+                if fast is not None:
+                    resp = await fast.exchange(self._url, self._request(body, headers), self._connect_timeout, None)
+                    try:
+                        status, t_send = resp.status, resp.timing.t_send_ns
+                        kind, message = await _fold(
+                            status, resp.header(b"content-type") or b"", resp, resp.timing, state, limits
+                        )
+                    finally:
+                        await resp.aclose()
+                else:
+                    async with self._http.stream(
+                        "POST", self._url, content=orjson.dumps(body), headers=headers
+                    ) as hresp:
+                        status = hresp.status_code
+                        timing = hresp.extensions.get(TIMING_EXTENSION)
+                        if timing is not None:
+                            t_send = timing.t_send_ns
+                        ctype = hresp.headers.get("content-type", "").encode("latin-1")
+                        kind, message = await _fold(status, ctype, _body_reads(hresp), timing, state, limits)
         except TimeoutError:
             if not (state.done and state.error_kind is None):  # else: complete, only the drain was cut
                 kind, message = "timeout", f"no complete answer within {timeout_s:g} s; the request was cancelled"
@@ -196,9 +215,33 @@ class StreamClient:
             after_first=state.after_first(),
         )
 
+    def _request(self, body: dict[str, Any], headers: dict[str, str]) -> bytes:
+        """The whole HTTP/1.1 request: the fixed head, this turn's headers, the JSON body."""
+        content = orjson.dumps(body)
+        extra = b"".join(_header_line(k, v) for k, v in headers.items())
+        return b"%s%sContent-Length: %d\r\n\r\n%s" % (self._head, extra, len(content), content)
 
-async def _read_stream(resp: httpx.Response, state: ChatStream, timing: Any, max_bytes: int) -> None:
-    raw = _body_reads(resp)
+
+def _header_line(name: str, value: str) -> bytes:
+    line = f"{name}: {value}\r\n"
+    if line.count("\n") != 1 or "\r" in line[:-2] or ":" in name:
+        raise ReplayError(f"header {name!r} has a line break or colon in its name or value; it cannot be sent")
+    return line.encode("ascii")
+
+
+async def _fold(
+    status: int, ctype: bytes, reads: Any, timing: Timing | None, state: ChatStream, limits: ResponseLimits
+) -> tuple[str | None, str | None]:
+    """Read one response into `state`; a non-stream answer becomes (error kind, message)."""
+    if status != 200:
+        return "http", f"HTTP {status}: {await _head_of_body(reads)}"
+    if ctype.startswith(b"application/json"):
+        return _json_instead_of_stream(await _read_capped(reads, limits.max_response_bytes))
+    await _read_stream(reads, state, timing, limits.max_response_bytes)
+    return None, None
+
+
+async def _read_stream(raw: Any, state: ChatStream, timing: Timing | None, max_bytes: int) -> None:
     if timing is not None:
         # FastTransport: reads are folded inside the protocol's data_received (no task wake-up
         # per read); we wake once the fold has finished or the body has ended.
@@ -235,9 +278,9 @@ async def _read_stream(resp: httpx.Response, state: ChatStream, timing: Any, max
         state.t_last_ns = time.monotonic_ns()
 
 
-async def _read_capped(resp: httpx.Response, max_bytes: int) -> bytes:
+async def _read_capped(reads: Any, max_bytes: int) -> bytes:
     got = bytearray()
-    async for data in _body_reads(resp):
+    async for data in reads:
         got += data
         if len(got) > max_bytes:
             raise ResponseTooLarge(
@@ -251,10 +294,10 @@ def _body_reads(resp: httpx.Response) -> Any:
     return resp.aiter_bytes() if resp.is_stream_consumed else resp.aiter_raw()
 
 
-async def _head_of_body(resp: httpx.Response) -> str:
+async def _head_of_body(reads: Any) -> str:
     got = bytearray()
     try:
-        async for data in _body_reads(resp):
+        async for data in reads:
             got += data
             if len(got) >= _ERROR_BODY_BYTES:
                 break

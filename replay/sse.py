@@ -190,6 +190,7 @@ class ChatStream:
         "error_message",
         "finish_reason",
         "first_chars",
+        "frame",
         "parser",
         "reasoning",
         "t_first_ns",
@@ -210,6 +211,8 @@ class ChatStream:
         self.args: dict[int, list[str]] = {}
         self.tail_args: dict[int, list[str]] = {}
         self.tool_deltas = 0
+        #: (prefix, suffix): this stream's content-chunk line around its text, once learned (`_learn`)
+        self.frame: tuple[bytes, bytes] = (b"", b"")
         self.first_chars: int | None = None  # characters of the first chunk's text and call pieces
         self.finish_reason: str | None = None
         self.usage: dict[str, Any] | None = None
@@ -249,31 +252,44 @@ class ChatStream:
         loads = orjson.loads
         add_text = self.content.append
         fresh = 0  # plain content chunks of this read, stamped t_ns at the end
+        pre, suf = self.frame
+        lp, ls = len(pre), len(suf)
         for line in lines:
             if not line:
                 if parser._pending is None:
                     continue
-            elif line[:7] == b"data: {" and parser._pending is None:
-                try:
-                    obj = loads(line[6:])
-                except orjson.JSONDecodeError:
-                    pass
-                else:
-                    if obj.get("error") is None and obj.get("object") != "error":
-                        choices = obj.get("choices")
-                        if choices and not obj.get("usage"):
-                            choice = choices[0]
-                            delta = choice.get("delta")
-                            if delta and len(delta) == 1 and not choice.get("finish_reason"):
-                                text = delta.get("content")
-                                if text:
-                                    add_text(text)
-                                    if self.first_chars is None:
-                                        self.first_chars = len(text)
-                                    fresh += 1
-                                    continue
-                        self._chunk(obj, t_ns)
-                        continue
+            elif parser._pending is None:
+                if lp and line[:lp] == pre and line[-ls:] == suf and len(line) > lp + ls:
+                    # this stream's content-chunk line with another text: parse the text only
+                    try:  # the text with its quotes: the frame's last byte and the suffix's first
+                        text = loads(line[lp - 1 : len(line) - ls + 1])
+                    except orjson.JSONDecodeError:
+                        pass  # not the same shape after all: the full rules below decide
+                    else:
+                        if text:
+                            add_text(text)
+                            fresh += 1
+                            continue
+                if line[:7] == b"data: {":
+                    try:
+                        obj = loads(line[6:])
+                    except orjson.JSONDecodeError:
+                        pass
+                    else:
+                        if obj.get("error") is None and obj.get("object") != "error":
+                            text = _plain_text(obj)
+                            if text is None:
+                                self._chunk(obj, t_ns)
+                                continue
+                            add_text(text)
+                            if self.first_chars is None:
+                                self.first_chars = len(text)
+                            if not lp:
+                                self._learn(line, obj, text)
+                                pre, suf = self.frame
+                                lp, ls = len(pre), len(suf)
+                            fresh += 1
+                            continue
             events: list[Event] = []
             end = parser._line(line, events)
             self._events(events, t_ns)
@@ -288,28 +304,64 @@ class ChatStream:
     def _one(self, data: bytes, t_ns: int) -> bool:
         """A read that is exactly `data: {json}` and a blank line: fold it; False (nothing
         changed) when it is not a JSON chunk, so the general path states the rules."""
+        pre, suf = self.frame
+        if pre and data[: len(pre)] == pre and data[-len(suf) - 2 : -2] == suf and len(data) > len(pre) + len(suf) + 2:
+            try:
+                text = orjson.loads(data[len(pre) - 1 : len(data) - len(suf) - 1])
+            except orjson.JSONDecodeError:
+                text = None
+            if text:
+                self.content.append(text)
+                self.chunk_ns.append(t_ns)
+                return True
         try:
             obj = orjson.loads(memoryview(data)[6:])  # no copy; the blank line is JSON whitespace
         except orjson.JSONDecodeError:
             return False
-        if not isinstance(obj, dict) or obj.get("error") is not None or obj.get("object") == "error":
+        if not isinstance(obj, dict):
             return False
-        choices = obj.get("choices")
-        if choices and not obj.get("usage"):
-            choice = choices[0]
-            delta = choice.get("delta")
-            if delta and len(delta) == 1 and not choice.get("finish_reason"):
-                text = delta.get("content")
-                if text:
-                    self.content.append(text)
-                    self.chunk_ns.append(t_ns)
-                    if self.first_chars is None:
-                        self.first_chars = len(text)
-                    if self.t_first_ns is None:
-                        self.t_first_ns = t_ns
-                    return True
-        self._chunk(obj, t_ns)
+        text = _plain_text(obj)
+        if text is None:
+            if obj.get("error") is not None or obj.get("object") == "error":
+                return False
+            self._chunk(obj, t_ns)
+            return True
+        self.content.append(text)
+        self.chunk_ns.append(t_ns)
+        if self.first_chars is None:
+            self.first_chars = len(text)
+        if self.t_first_ns is None:
+            self.t_first_ns = t_ns
+        if not pre:
+            self._learn(data[:-2], obj, text)
         return True
+
+    def _learn(self, line: bytes, obj: dict[str, Any], text: str) -> None:
+        """Learn this stream's content-chunk line from its first one (`line` parsed to `obj`, a
+        plain content chunk carrying `text`): every byte but the text's is kept as `frame`.
+
+        Servers send each content chunk with the same bytes around the text (id, model and
+        created do not change within a stream), so a later line with that prefix and suffix
+        needs only its text parsed (~0.7 µs less per chunk than parsing the object, measured by
+        tests/bench/bench_fold.py). It is exact: the frame is kept only if the line parses to
+        the same object whatever string stands between prefix and suffix (probed once here),
+        and a later text is accepted only if it is one valid JSON string, so a line the frame
+        matches is a chunk of the same shape; anything else takes the full rules.
+        """
+        at = line.find(b'"content":"')
+        end = _string_end(line, at + 11) if at >= 0 else -1
+        if end < 0:
+            return
+        pre, suf = line[: at + 11], line[end:]
+        try:
+            probe = orjson.loads(pre[6:] + b"\\u0001" + suf)
+        except orjson.JSONDecodeError:
+            return
+        if _plain_text(probe) != "\x01":
+            return
+        probe["choices"][0]["delta"]["content"] = text
+        if probe == obj:
+            self.frame = (pre, suf)
 
     def close(self, t_ns: int | None = None) -> bool:
         """End of the HTTP body; a stream that never said [DONE] is complete only if it finished."""
@@ -437,3 +489,38 @@ def _assembled(calls: dict[int, dict[str, Any]], args: dict[int, list[str]]) -> 
         fn = call["function"]
         out.append({**call, "function": {**fn, "arguments": fn["arguments"] + "".join(args[i])}})
     return tuple(out)
+
+
+def _plain_text(obj: dict[str, Any]) -> str | None:
+    """The text of a chunk whose only effect on the fold is one piece of content (no reasoning,
+    tool call, finish reason, usage or error; what `ChatStream._chunk` would do with it), else None."""
+    if obj.get("error") is not None or obj.get("object") == "error" or obj.get("usage"):
+        return None
+    choices = obj.get("choices")
+    if not choices or not isinstance(choices, list):
+        return None
+    choice = choices[0]
+    if not isinstance(choice, dict) or choice.get("finish_reason"):
+        return None
+    delta = choice.get("delta")
+    if not delta or not isinstance(delta, dict):
+        return None
+    text = delta.get("content")
+    if not text or not isinstance(text, str):
+        return None
+    if len(delta) > 1 and (delta.get("reasoning_content") or delta.get("reasoning") or delta.get("tool_calls")):
+        return None
+    return text
+
+
+def _string_end(line: bytes, start: int) -> int:
+    """Index of the quote closing the JSON string whose text starts at `start` (-1 if none)."""
+    k = line.find(b'"', start)
+    while k >= 0:
+        slashes = 0
+        while line[k - 1 - slashes] == 0x5C:  # backslash
+            slashes += 1
+        if slashes % 2 == 0:
+            return k
+        k = line.find(b'"', k + 1)
+    return -1

@@ -216,3 +216,54 @@ def test_one_event_per_read_folds_like_the_general_path() -> None:
         )
     s = parse_stream([(10 * k, e) for k, e in enumerate(events)])
     assert s.chunk_ns == [10 * k for k in range(1, 10)] and (s.t_first_ns, s.first_chars) == (10, 6)
+
+
+# ---- the learned content-chunk frame (ChatStream._learn): a shortcut that must never change a fact
+
+_FRAME_PRE = b'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"'
+_FRAME_SUF = b'"},"finish_reason":null}]}'
+# raw bytes that may stand between the frame's prefix and suffix: escapes, quotes and JSON
+# structure, so some lines match the frame's bytes yet are not a chunk of its shape
+_INNER = st.one_of(
+    st.text(max_size=6).map(lambda t: json.dumps(t, ensure_ascii=False)[1:-1].encode()),
+    st.lists(
+        st.sampled_from(
+            [b"a", b'"', b"\\", b"u00e9", b"\\n", b'","x":"', b'"},"role":"', b'"],"usage":{"t":1},"y":["', b" "]
+        ),
+        max_size=5,
+    ).map(b"".join),
+)
+
+
+class _NoFrame(ChatStream):
+    def _learn(self, line: bytes, obj: dict[str, object], text: str) -> None:
+        pass  # the frame is never learned: every line takes the full rules
+
+
+def _unframed(reads: list[tuple[int, bytes]]) -> ChatStream:
+    s = _NoFrame()
+    for t, data in reads:
+        if s.feed(data, t):
+            return s
+    s.close()
+    return s
+
+
+@given(st.lists(_INNER, min_size=1, max_size=8), st.booleans())
+def test_a_learned_frame_folds_exactly_like_the_full_rules(inners: list[bytes], one_read: bool) -> None:
+    lines = [_FRAME_PRE + b"first" + _FRAME_SUF] + [_FRAME_PRE + inner + _FRAME_SUF for inner in inners]
+    events = [line + b"\n\n" for line in lines] + [FINISH, DONE_LINE]
+    reads = [(1, b"".join(events))] if one_read else [(10 * k, e) for k, e in enumerate(events)]
+    framed, full = parse_stream(reads), _unframed(reads)
+    assert framed.frame[0] == _FRAME_PRE  # learned from the first line
+    assert _facts(framed) == _facts(full)
+    assert (framed.first_chars, framed.error_message) == (full.first_chars, full.error_message)
+
+
+def test_a_frame_is_not_learned_when_the_first_content_key_is_not_the_delta_text() -> None:
+    # "content" first appears outside the delta: the probe finds the varying string elsewhere
+    line = b'data: {"x":{"content":"a"},"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}'
+    s = parse_stream(
+        [(1, line + b"\n\n" + line.replace(b'{"content":"a"},"choices', b'{"content":"b"},"choices') + b"\n\n")]
+    )
+    assert s.frame == (b"", b"") and s.content == ["a", "a"]
