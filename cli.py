@@ -9,7 +9,6 @@ with exit code 1 (or the error's own `exit_code`: 3 when every turn of a replay 
 
 from __future__ import annotations
 
-import asyncio
 import difflib
 import functools
 import json
@@ -1021,7 +1020,7 @@ def replay_run(opts: RunOptions, concurrency: int, out: str | None, gates: str) 
     its step model 64x faster than the default (the run says so; --sim-args changes any of it)."""
     config = opts.config(concurrency, out)
     _say_target(config)
-    result = asyncio.run(jobs.scored_run(config, gates))
+    result = replay.run_loop(jobs.scored_run(config, gates))
     click.echo((result.run_dir / replay.REPORT_FILE).read_text("utf-8"), nl=False)
     for line in result.verdict.lines() if result.verdict is not None else []:
         click.echo(line)
@@ -1079,7 +1078,7 @@ def replay_sweep(
     # overwrite: a sweep manages its own point folders
     config = opts.config(1, None, overwrite=True)
     _say_target(config)
-    folder = asyncio.run(jobs.scored_sweep(config, levels, out, echo=click.echo, gates=gates, add=add))
+    folder = replay.run_loop(jobs.scored_sweep(config, levels, out, echo=click.echo, gates=gates, add=add))
     click.echo(f"sweep folder: {folder}  (next: trajbench report {folder} --out REPORT_DIR)")
 
 
@@ -1105,7 +1104,7 @@ def replay_sweep(
     default=2048,
     show_default=True,
     type=click.IntRange(min=1),
-    help="Turns per throughput run (the timing run uses half).",
+    help="Turns per saturated run (the paced run uses half).",
 )
 @click.option(
     "--tokens-per-turn",
@@ -1115,9 +1114,22 @@ def replay_sweep(
     help="Mean streamed content chunks per turn (the server spreads lengths ±50 %).",
 )
 @click.option(
+    "--paced",
+    default="50,5,64",
+    show_default=True,
+    metavar="TTFT_MS,ITL_MS,TOKENS",
+    help="The paced phase's server: first chunk after TTFT_MS, then one every ITL_MS, TOKENS a turn.",
+)
+@click.option(
+    "--pin/--no-pin",
+    default=True,
+    show_default=True,
+    help="Run the server on one CPU and the clients on the others (Linux, 2+ CPUs).",
+)
+@click.option(
     "--compare",
     multiple=True,
-    type=click.Choice(["agentic-bench", "httpx-default", "none", "trajbench-uvloop"]),
+    type=click.Choice(["agentic-bench", "httpx-default", "none", "trajbench-asyncio", "trajbench-uvloop"]),
     help="Also run this client side by side (repeatable).",
 )
 @click.option(
@@ -1128,10 +1140,9 @@ def replay_sweep(
 )
 @click.option(
     "--loop",
-    default="asyncio",
-    show_default=True,
+    default=None,
     type=click.Choice(["asyncio", "uvloop"]),
-    help="Event loop of our client processes (uvloop: extra trajbench[uvloop]).",
+    help="Event loop of our client processes (default: the one `replay run` uses, uvloop where installed).",
 )
 @click.option(
     "--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Also write the rows as JSON here."
@@ -1141,19 +1152,28 @@ def replay_calibrate(
     workers: int,
     turns: int,
     tokens_per_turn: int,
+    paced: str,
+    pin: bool,
     compare: tuple[str, ...],
     compare_python: str | None,
-    loop: str,
+    loop: str | None,
     json_out: str | None,
 ) -> None:
-    """Measure the harness's own limits against a zero-latency loopback server."""
-    from replay.calibrate import calibrate, format_rows, rows_to_json
+    """Measure the harness's own limits against a loopback server streaming flat out, then paced like an engine."""
+    from replay.calibrate import Paced, calibrate, format_rows, layout_line, rows_to_json
 
+    try:
+        ttft_ms, itl_ms, paced_tokens = paced.split(",")
+        pacing = Paced(float(ttft_ms), float(itl_ms), int(paced_tokens))
+    except ValueError:
+        raise click.BadParameter(f"{paced!r}: give TTFT_MS,ITL_MS,TOKENS, e.g. 50,5,64", param_hint="--paced") from None
     rows = calibrate(
         concurrency=concurrency,
         workers=workers,
         turns=turns,
         tokens=tokens_per_turn,
+        paced=pacing,
+        pin=pin,
         compare=compare,
         compare_python=compare_python,
         loop=loop,
@@ -1161,6 +1181,7 @@ def replay_calibrate(
     )
     for line in format_rows(rows):
         click.echo(line)
+    click.echo(layout_line(pin, pacing))
     if json_out:
         Path(json_out).write_text(rows_to_json(rows) + "\n", encoding="utf-8")
 
@@ -1740,7 +1761,7 @@ def serve_sim(host: str, port: int, **options: object) -> None:
 def demo(out: str, progress: str) -> None:
     """The main job end to end, offline, in about a minute: synthetic traces → shards →
     concurrency sweep against the embedded simulator → accuracy gates → Pareto report."""
-    asyncio.run(jobs.run_demo(out, echo=click.echo, progress=progress))
+    replay.run_loop(jobs.run_demo(out, echo=click.echo, progress=progress))
 
 
 class Terminated(KeyboardInterrupt):

@@ -16,6 +16,7 @@ from .layout import RECORDS_FILE, REPORT_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FIL
 
 if TYPE_CHECKING:
     from .client import StreamClient, StreamResult
+    from .loops import event_loop, run_loop
     from .numbers import RunNumbers
     from .optionsfile import OptionsFile, check_run_dataset, options_of_run, read_options_file
     from .pareto import Point, frontier, region_concurrencies
@@ -42,6 +43,7 @@ _LAZY = {
     "SweepPlan": ".sweep",
     "build_report": ".report",
     "check_run_dataset": ".optionsfile",
+    "event_loop": ".loops",
     "frontier": ".pareto",
     "options_of_run": ".optionsfile",
     "parse_concurrencies": ".sweep",
@@ -50,6 +52,7 @@ _LAZY = {
     "records_path": ".records",
     "read_run_info": ".runinfo",
     "region_concurrencies": ".pareto",
+    "run_loop": ".loops",
     "run_replay": ".run",
     "run_sweep": ".sweep",
     "write_results": ".summary",
@@ -90,6 +93,7 @@ __all__ = [
     "SweepPlan",
     "build_report",
     "check_run_dataset",
+    "event_loop",
     "frontier",
     "options_of_run",
     "parse_concurrencies",
@@ -98,6 +102,7 @@ __all__ = [
     "read_run_info",
     "records_path",
     "region_concurrencies",
+    "run_loop",
     "run_replay",
     "run_sweep",
     "write_results",

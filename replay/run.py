@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 import traces
 from traces import Shards
 
+from . import loops
 from .backend import Backend, LocalBackend, load_counter, open_client
 from .config import RunConfig, slots_of_worker
 from .coordinator import Coordinator
@@ -371,4 +372,5 @@ def run_info(
         skip_preflight=config.skip_preflight,
         api_key_env=config.api_key_env,
         simulator=simulator,
+        event_loop=loops.current(),
     )

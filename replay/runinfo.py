@@ -106,6 +106,7 @@ class RunInfo(traces.JsonFile):
     profile_content: dict[str, Any] | None = None
     profile_hash: str | None = None
     profile_built_in: bool | None = None
+    event_loop: str | None = None  # the client processes' event loop (replay.loops)
 
 
 def read_run_info(run_dir: str | os.PathLike[str]) -> RunInfo:

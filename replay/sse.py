@@ -18,6 +18,9 @@ line would otherwise grow the buffer until memory runs out.
 
 from __future__ import annotations
 
+import re
+from array import array
+from itertools import repeat
 from typing import Any
 
 import orjson
@@ -33,6 +36,7 @@ MAX_EVENT_BYTES = ResponseLimits.max_event_bytes
 Event = tuple[str, Any]
 
 _SKIPPED_FIELDS = (b"event", b"id", b"retry")
+_CONTENT_KEY = re.compile(rb'"content"\s*:\s*"')  # where a content chunk's text starts (ChatStream._learn)
 
 
 class SSEParser:
@@ -191,6 +195,7 @@ class ChatStream:
         "finish_reason",
         "first_chars",
         "frame",
+        "frame_tried",
         "parser",
         "reasoning",
         "t_first_ns",
@@ -213,10 +218,13 @@ class ChatStream:
         self.tool_deltas = 0
         #: (prefix, suffix): this stream's content-chunk line around its text, once learned (`_learn`)
         self.frame: tuple[bytes, bytes] = (b"", b"")
+        self.frame_tried = False  # learned from the first plain content chunk only
         self.first_chars: int | None = None  # characters of the first chunk's text and call pieces
         self.finish_reason: str | None = None
         self.usage: dict[str, Any] | None = None
-        self.chunk_ns: list[int] = []
+        # each delta-carrying chunk's arrival, unboxed: 8 bytes a chunk while the stream lasts
+        # (a list would hold a ~40-byte int object per chunk for every stream in flight)
+        self.chunk_ns = array("q")
         self.t_first_ns: int | None = None
         self.t_last_ns: int | None = None
         self.done = False
@@ -284,7 +292,7 @@ class ChatStream:
                             add_text(text)
                             if self.first_chars is None:
                                 self.first_chars = len(text)
-                            if not lp:
+                            if not self.frame_tried:
                                 self._learn(line, obj, text)
                                 pre, suf = self.frame
                                 lp, ls = len(pre), len(suf)
@@ -296,7 +304,7 @@ class ChatStream:
             if end:
                 break
         if fresh:
-            self.chunk_ns += [t_ns] * fresh
+            self.chunk_ns.extend(repeat(t_ns, fresh))
             if self.t_first_ns is None:
                 self.t_first_ns = t_ns
         return self.done
@@ -332,7 +340,7 @@ class ChatStream:
             self.first_chars = len(text)
         if self.t_first_ns is None:
             self.t_first_ns = t_ns
-        if not pre:
+        if not self.frame_tried:
             self._learn(data[:-2], obj, text)
         return True
 
@@ -348,11 +356,12 @@ class ChatStream:
         and a later text is accepted only if it is one valid JSON string, so a line the frame
         matches is a chunk of the same shape; anything else takes the full rules.
         """
-        at = line.find(b'"content":"')
-        end = _string_end(line, at + 11) if at >= 0 else -1
-        if end < 0:
+        self.frame_tried = True
+        key = _CONTENT_KEY.search(line)
+        end = _string_end(line, key.end()) if key is not None else -1
+        if key is None or end < 0:
             return
-        pre, suf = line[: at + 11], line[end:]
+        pre, suf = line[: key.end()], line[end:]
         try:
             probe = orjson.loads(pre[6:] + b"\\u0001" + suf)
         except orjson.JSONDecodeError:

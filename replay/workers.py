@@ -26,6 +26,7 @@ import signal
 from multiprocessing.connection import Connection
 from typing import Any
 
+from . import loops
 from .backend import Sink, connections_of, load_counter, open_client, prewarm
 from .coordinator import (
     Assign,
@@ -68,7 +69,10 @@ class ProcessBackend:
         for plan in self.plans:
             parent_end, child_end = ctx.Pipe(duplex=True)
             proc = ctx.Process(
-                target=worker_main, args=(plan, child_end), name=f"trajbench-worker-{plan.worker}", daemon=True
+                target=worker_main,
+                args=(plan, child_end, loops.current()),  # the workers run on the parent's kind of loop
+                name=f"trajbench-worker-{plan.worker}",
+                daemon=True,
             )
             proc.start()
             child_end.close()
@@ -223,7 +227,7 @@ class PipeSource:
             self.scheduler.cancel()
 
 
-def worker_main(plan: WorkerPlan, conn: Connection) -> None:
+def worker_main(plan: WorkerPlan, conn: Connection, loop: str | None = None) -> None:
     """Entry point of a worker process: its own event loop, client and slots."""
     # Ctrl-C reaches the whole process group; only the parent decides how to stop (drain, then
     # cancel), and tells the workers over the pipe.
@@ -232,7 +236,7 @@ def worker_main(plan: WorkerPlan, conn: Connection) -> None:
     connections: list[Connections | None] = [None]
     try:
         # A process entry point is this process's `main`: the one place it starts an event loop.
-        asyncio.run(_worker(plan, conn, connections))
+        loops.run_loop(_worker(plan, conn, connections), loop)
     except BaseException as exc:  # reported to the parent, which raises it as a ReplayError
         error = f"{type(exc).__name__}: {exc}"
     try:

@@ -13,6 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests assert behaviour, never speed: no per-example deadline, which a loaded 2-core
+# machine would trip at random (speed figures live in tests/bench/).
+settings.register_profile("trajbench", deadline=None)
+settings.load_profile("trajbench")
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT.parent / "shared" / "fixtures"

@@ -17,7 +17,7 @@ import yaml
 import cli
 import jobs
 import traces
-from replay import RunConfig, RunInfo
+from replay import RunConfig, RunInfo, event_loop
 from replay.sim import embedded_config
 
 RUN_KEYS = (
@@ -214,6 +214,7 @@ def test_a_run_replayed_from_its_run_json_has_the_same_options(
     assert was.simulator is not None and (was.simulator.seed, was.simulator.replicas) == (3, 2)
     assert was.simulator.oracle_repeats == 5  # 20 instances of 4 trajectories: every repeat is answered
     assert was.api_key_given and "sk-never-written" not in (first / "run.json").read_text()
+    assert was.event_loop == event_loop()  # the loop the CLI ran the replay on (replay.loops)
 
     again = tmp_path / "again"
     cli.main(["replay", "run", "--config", str(first / "run.json"), "--out", str(again)])

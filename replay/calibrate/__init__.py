@@ -4,6 +4,6 @@ time (the client's CPU per turn, its timing error, and how it compares with agen
 
 from __future__ import annotations
 
-from .run import CalRow, calibrate, format_rows, rows_to_json
+from .run import CalRow, Paced, calibrate, format_rows, layout_line, rows_to_json
 
-__all__ = ["CalRow", "calibrate", "format_rows", "rows_to_json"]
+__all__ = ["CalRow", "Paced", "calibrate", "format_rows", "layout_line", "rows_to_json"]

@@ -1,18 +1,21 @@
-"""`replay calibrate`: measure the harness's own limits against a zero-latency loopback server.
+"""`replay calibrate`: measure the harness's own limits against a loopback calibration server.
 
 Two phases, each against a fresh `replay.calibrate.server` process (never the client's event loop):
-1. throughput — the server streams as fast as it can; we report streamed chunks/s and turns/s,
+1. saturated — the server streams as fast as it can; we report streamed chunks/s and turns/s,
    per worker and per client CPU-second (`time.process_time()` of the client processes only);
-2. timing — the server paces its decode ticks so our client sits near `TARGET_LOAD` of a core at
-   the given concurrency; we report timing error = client arrival − server send stamp (same host
-   monotonic clock) for TTFT (first chunk) and ITL (gap vs the server's gap), p50/p99.
+2. paced — the server streams like an engine (`Paced`: a first chunk after 50 ms, then one every
+   5 ms, 64 a turn), so every chunk arrives in its own socket read; we report the client's CPU
+   per turn and its timing error = client arrival − server send stamp (same host monotonic
+   clock) for TTFT (first chunk) and ITL (gap vs the server's gap), p50/p99.
 Comparison clients (`COMPARE`) run the same phases against the same server settings.
 
-Client processes are spawned with `multiprocessing` and released together by a barrier. The
-throughput phase runs as many server processes as client workers (one shared port), so the
-server is less often the bottleneck. The server spreads answer lengths so streams do not run in
-lockstep (see `replay.calibrate.server`). Each slot's first turn is left out of the timing error: it
-overlaps the burst of connection setups at the start and says nothing about steady state.
+By default (`pin`) the server runs on one CPU and the clients on the others, so the timing error
+is the client's own, not the two fighting over a core. Client processes are spawned with
+`multiprocessing` and released together by a barrier. Each phase runs as many server processes
+as client workers (one shared port), so the server is less often the bottleneck. The
+server spreads answer lengths so streams do not run in lockstep (see `replay.calibrate.server`).
+Each slot's first turn is left out of the timing error: it overlaps the burst of connection
+setups at the start and says nothing about steady state.
 """
 
 from __future__ import annotations
@@ -36,9 +39,9 @@ import numpy as np
 
 from ..client import StreamClient
 from ..errors import ReplayError
+from ..loops import event_loop, run_loop
 from ..transport import FastTransport
 
-TARGET_LOAD = 0.4  # fraction of one core the timing phase aims the client at
 _ABENCH_DRIVER = Path(__file__).with_name("abench_driver.py")
 _BODY_BASE = {
     "model": "cal",
@@ -123,27 +126,33 @@ async def _drive_ours(url: str, slots: int, turns: int, tokens: int, transport: 
     }
 
 
-def _uvloop_run(coro: Any) -> Any:
-    import uvloop
-
-    return uvloop.run(coro)
-
-
-#: Event loops a client process can run on; uvloop (the optional extra `trajbench[uvloop]`) is a
-#: C loop: about the same CPU per turn here, sometimes a tighter timing tail; measure both.
-LOOPS: dict[str, Callable[[Any], Any]] = {"asyncio": asyncio.run, "uvloop": _uvloop_run}
-
-
 def _worker_entry(
-    barrier: Any, queue: Any, url: str, slots: int, turns: int, tokens: int, transport: str, loop: str
+    barrier: Any,
+    queue: Any,
+    url: str,
+    slots: int,
+    turns: int,
+    tokens: int,
+    transport: str,
+    loop: str,
+    cores: frozenset[int] | None,
 ) -> None:
+    if cores:
+        os.sched_setaffinity(0, cores)
     barrier.wait()
     # a process entry point: like cli.py, the one place this process starts an event loop
-    queue.put(LOOPS[loop](_drive_ours(url, slots, turns, tokens, transport)))
+    queue.put(run_loop(_drive_ours(url, slots, turns, tokens, transport), loop))
 
 
 def _run_ours(
-    url: str, workers: int, concurrency: int, turns: int, tokens: int, transport: str, loop: str
+    url: str,
+    workers: int,
+    concurrency: int,
+    turns: int,
+    tokens: int,
+    transport: str,
+    loop: str,
+    cores: frozenset[int] | None = None,
 ) -> list[dict[str, Any]]:
     ctx = mp.get_context("spawn")
     barrier, queue = ctx.Barrier(workers), ctx.Queue()
@@ -160,6 +169,7 @@ def _run_ours(
                 tokens,
                 transport,
                 loop,
+                cores,
             ),
         )
         for w in range(workers)
@@ -197,7 +207,9 @@ def _share(total: int, parts: int, k: int) -> int:
     return total // parts + (1 if k < total % parts else 0)
 
 
-def _run_abench(python: str, url: str, concurrency: int, turns: int, tokens: int) -> list[dict[str, Any]]:
+def _run_abench(
+    python: str, url: str, concurrency: int, turns: int, tokens: int, cores: frozenset[int] | None = None
+) -> list[dict[str, Any]]:
     cmd = [
         python,
         str(_ABENCH_DRIVER),
@@ -209,7 +221,7 @@ def _run_abench(python: str, url: str, concurrency: int, turns: int, tokens: int
         "--tokens",
         str(tokens),
     ]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, preexec_fn=_pinned(cores))
     if done.returncode != 0:
         tail = done.stderr.strip().splitlines()[-1:] or ["(no output)"]
         raise ReplayError(
@@ -219,12 +231,20 @@ def _run_abench(python: str, url: str, concurrency: int, turns: int, tokens: int
     return [json.loads(done.stdout)]
 
 
-#: Clients calibration can compare: name -> runner(url, workers, concurrency, turns, tokens, python).
+def _pinned(cores: frozenset[int] | None) -> Callable[[], None] | None:
+    """A child process's first act (before exec): run only on `cores`."""
+    if not cores:
+        return None
+    return lambda: os.sched_setaffinity(0, cores)
+
+
+#: Clients calibration can compare: name -> runner(url, workers, concurrency, turns, tokens, python, cores).
 COMPARE: dict[str, Callable[..., list[dict[str, Any]]]] = {
     "none": lambda *a: [],
-    "agentic-bench": lambda url, w, c, n, k, py: _run_abench(py, url, c, n, k),
-    "httpx-default": lambda url, w, c, n, k, py: _run_ours(url, 1, c, n, k, "httpx", "asyncio"),
-    "trajbench-uvloop": lambda url, w, c, n, k, py: _run_ours(url, 1, c, n, k, "fast", "uvloop"),
+    "agentic-bench": lambda url, w, c, n, k, py, cores: _run_abench(py, url, c, n, k, cores),
+    "httpx-default": lambda url, w, c, n, k, py, cores: _run_ours(url, 1, c, n, k, "httpx", "asyncio", cores),
+    "trajbench-asyncio": lambda url, w, c, n, k, py, cores: _run_ours(url, 1, c, n, k, "fast", "asyncio", cores),
+    "trajbench-uvloop": lambda url, w, c, n, k, py, cores: _run_ours(url, 1, c, n, k, "fast", "uvloop", cores),
 }
 
 
@@ -232,7 +252,9 @@ COMPARE: dict[str, Callable[..., list[dict[str, Any]]]] = {
 class _Server:
     """`procs` calibration server processes sharing one port, killed on exit."""
 
-    def __init__(self, tokens: int, interval_s: float, procs: int = 1) -> None:
+    def __init__(
+        self, tokens: int, interval_s: float, procs: int = 1, ttft_s: float = 0.0, cores: frozenset[int] | None = None
+    ) -> None:
         self.procs: list[subprocess.Popen[str]] = []
         port = 0
         try:
@@ -246,11 +268,14 @@ class _Server:
                         str(tokens),
                         "--interval-ms",
                         repr(interval_s * 1000),
+                        "--ttft-ms",
+                        repr(ttft_s * 1000),
                         "--port",
                         str(port),
                     ],
                     stdout=subprocess.PIPE,
                     text=True,
+                    preexec_fn=_pinned(cores),
                     cwd=Path(__file__).resolve().parents[2],
                 )
                 self.procs.append(proc)
@@ -318,66 +343,74 @@ def _p50_p99(values_ns: list[int]) -> tuple[float | None, float | None]:
     return float(p50) / 1e6, float(p99) / 1e6
 
 
+@dataclass(frozen=True)
+class Paced:
+    """The paced phase's server: like an engine, a first chunk after `ttft_ms`, then one chunk
+    every `itl_ms` (all streams in one batched tick), `tokens` chunks a turn on average."""
+
+    ttft_ms: float = 50.0
+    itl_ms: float = 5.0
+    tokens: int = 64
+
+    def __post_init__(self) -> None:
+        if self.ttft_ms < 0 or self.itl_ms < 0 or self.tokens < 1:
+            raise ReplayError(
+                f"--paced {self.ttft_ms:g},{self.itl_ms:g},{self.tokens}: times must be >= 0, tokens >= 1"
+            )
+
+
+def pin_layout(pin: bool) -> tuple[frozenset[int] | None, frozenset[int] | None]:
+    """(server CPUs, client CPUs): the server on the first CPU this process may use, the clients
+    on the others, so neither steals the other's core; (None, None) unpinned or on one CPU."""
+    if not pin or not hasattr(os, "sched_getaffinity"):
+        return None, None
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return None, None
+    return frozenset(cpus[:1]), frozenset(cpus[1:])
+
+
 def calibrate(
     *,
     concurrency: int = 128,
     workers: int = 1,
     turns: int = 2048,
     tokens: int = 256,
+    paced: Paced = Paced(),
+    pin: bool = True,
     compare: tuple[str, ...] = (),
     compare_python: str | None = None,
-    loop: str = "asyncio",
+    loop: str | None = None,
     echo: Callable[[str], None] = lambda s: None,
 ) -> list[CalRow]:
-    """Run both phases for our client (1..workers processes) and each comparison client."""
+    """Run both phases (saturated, paced) for our client (1..workers processes) and each comparison client."""
     if concurrency < workers:
         raise ReplayError(f"--concurrency {concurrency} is below --workers {workers}; every worker needs a slot")
     unknown = [c for c in compare if c not in COMPARE]
     if unknown:
         raise ReplayError(f"unknown --compare {unknown[0]!r}; choose from {', '.join(sorted(COMPARE))}")
     py = compare_python or sys.executable
-    if loop not in LOOPS:
-        raise ReplayError(f"unknown --loop {loop!r}; choose from {', '.join(sorted(LOOPS))}")
-    if loop == "uvloop" or "trajbench-uvloop" in compare:
-        try:
-            import uvloop  # noqa: F401
-        except ImportError:
-            raise ReplayError(
-                "uvloop is not installed; `pip install 'trajbench[uvloop]'` or use --loop asyncio"
-            ) from None
-    ours = "trajbench" if loop == "asyncio" else f"trajbench-{loop}"
+    loop = event_loop(loop)  # by default the one a replay runs on
+    if "trajbench-uvloop" in compare:
+        event_loop("uvloop")  # installed?
+    server_cpus, client_cpus = pin_layout(pin)
+    ours = f"trajbench-{loop}"
+    others = [name for name in compare if name != "none"]
     rows: list[CalRow] = []
-    with _Server(tokens, 0.0, procs=workers) as srv:
-        for w in range(1, workers + 1):
-            echo(f"throughput: {ours}, {w} worker(s), C={concurrency}")
-            rows.append(
-                _row(
-                    "throughput", ours, w, concurrency, _run_ours(srv.url, w, concurrency, turns, tokens, "fast", loop)
-                )
-            )
-        for name in compare:
-            if name != "none":
-                echo(f"throughput: {name}, C={concurrency}")
-                rows.append(
-                    _row("throughput", name, 1, concurrency, COMPARE[name](srv.url, 1, concurrency, turns, tokens, py))
-                )
-    # pace ticks so our single-worker client would sit at TARGET_LOAD of a core
-    cpu_per_chunk = rows[0].cpu_s / max(rows[0].chunks, 1)
-    interval_s = concurrency * cpu_per_chunk / TARGET_LOAD
-    timing_turns = max(2 * concurrency, turns // 2)
-    with _Server(tokens, interval_s) as srv:
-        echo(f"timing: server tick every {interval_s * 1000:.2f} ms")
-        rows.append(
-            _row("timing", ours, 1, concurrency, _run_ours(srv.url, 1, concurrency, timing_turns, tokens, "fast", loop))
-        )
-        for name in compare:
-            if name != "none":
-                echo(f"timing: {name}")
-                rows.append(
-                    _row(
-                        "timing", name, 1, concurrency, COMPARE[name](srv.url, 1, concurrency, timing_turns, tokens, py)
-                    )
-                )
+    phases = (
+        ("saturated", turns, tokens, 0.0, 0.0, workers),
+        ("paced", max(2 * concurrency, turns // 2), paced.tokens, paced.itl_ms / 1000, paced.ttft_ms / 1000, workers),
+    )
+    for phase, n, k, interval_s, ttft_s, most in phases:
+        with _Server(k, interval_s, procs=most, ttft_s=ttft_s, cores=server_cpus) as srv:
+            for w in range(1, most + 1):
+                echo(f"{phase}: {ours}, {w} worker(s), C={concurrency}")
+                runs = _run_ours(srv.url, w, concurrency, n, k, "fast", loop, client_cpus)
+                rows.append(_row(phase, ours, w, concurrency, runs))
+            for name in others:
+                echo(f"{phase}: {name}, C={concurrency}")
+                runs = COMPARE[name](srv.url, 1, concurrency, n, k, py, client_cpus)
+                rows.append(_row(phase, name, 1, concurrency, runs))
     return rows
 
 
@@ -400,6 +433,20 @@ def format_rows(rows: list[CalRow]) -> list[str]:
         f"(cores available: {os.cpu_count()}; CPU is the client processes' only; error = arrival − server send stamp)"
     )
     return out
+
+
+def layout_line(pin: bool, paced: Paced) -> str:
+    """What the two phases were, for the terminal: pacing and where each process ran."""
+    server, clients = pin_layout(pin)
+    where = (
+        f"server pinned to CPU {','.join(map(str, sorted(server)))}, clients to CPU {','.join(map(str, sorted(clients)))}"
+        if server and clients
+        else "unpinned"
+    )
+    return (
+        f"(saturated: zero latency; paced: first chunk after {paced.ttft_ms:g} ms, then one every "
+        f"{paced.itl_ms:g} ms, {paced.tokens} chunks a turn; {where})"
+    )
 
 
 def rows_to_json(rows: list[CalRow]) -> str:

@@ -11,9 +11,10 @@ is shared between processes, so client arrival − server send is the harness's 
 
 One ticker drives all open streams like a batched decode step: each tick writes the next frame
 of every stream, then yields to the loop (and sleeps `interval_s` when pacing). Zero latency
-(`interval_s=0`) saturates the client; a pacing interval loads it to a chosen fraction of a core.
+(`interval_s=0`) saturates the client; a pacing interval (and a time to first token, `ttft_s`)
+streams like an engine: every chunk in its own socket read.
 
-    python -m replay.calibrate.server --tokens 256 [--interval-ms 0] [--port 0]
+    python -m replay.calibrate.server --tokens 256 [--interval-ms 0] [--ttft-ms 0] [--port 0]
 prints `PORT <n>` once listening and serves until killed; more processes started with
 `--port <n>` share the port (SO_REUSEPORT), so the server need not be the bottleneck.
 """
@@ -64,21 +65,23 @@ def _tail(tokens: int) -> bytes:
 
 
 class _Stream:
-    __slots__ = ("left", "tail", "transport")
+    __slots__ = ("first_ns", "left", "tail", "transport")
 
-    def __init__(self, transport: asyncio.Transport, tokens: int, tail: bytes) -> None:
+    def __init__(self, transport: asyncio.Transport, tokens: int, tail: bytes, first_ns: int) -> None:
         self.transport = transport
         self.left = tokens
         self.tail = tail
+        self.first_ns = first_ns  # no chunk before this (the request's arrival + the TTFT)
 
 
 class CalServer:
     """The ticker and the set of open streams; one per process."""
 
-    def __init__(self, tokens: int, interval_s: float, spread: float = 0.5) -> None:
+    def __init__(self, tokens: int, interval_s: float, spread: float = 0.5, ttft_s: float = 0.0) -> None:
         self.lo = max(1, round(tokens * (1 - spread)))
         self.span = max(1, 2 * tokens - 2 * self.lo + 1)  # lengths lo … 2·tokens − lo: mean = tokens
         self.interval_s = interval_s
+        self.ttft_ns = int(ttft_s * 1e9)
         self.tails: dict[int, bytes] = {}
         self.served = 0
         self.streams: list[_Stream] = []
@@ -89,7 +92,7 @@ class CalServer:
         self.served += 1
         tail = self.tails.get(n) or self.tails.setdefault(n, _tail(n))
         transport.write(_HEAD)
-        self.streams.append(_Stream(transport, n, tail))
+        self.streams.append(_Stream(transport, n, tail, time.monotonic_ns() + self.ttft_ns))
         self.wake.set()
 
     async def tick_forever(self) -> None:
@@ -100,9 +103,13 @@ class CalServer:
                 self.wake.clear()
                 await self.wake.wait()
             live: list[_Stream] = []
+            now = clock()
             for s in self.streams:
                 t = s.transport
                 if t.is_closing():
+                    continue
+                if s.first_ns > now:  # still "prefilling"
+                    live.append(s)
                     continue
                 t.write(pre + b"%020d" % clock() + post)
                 s.left -= 1
@@ -150,9 +157,10 @@ async def serve(
     port: int = 0,
     spread: float = 0.5,
     ready: Callable[[str], object] = print,
+    ttft_s: float = 0.0,
 ) -> None:
     loop = asyncio.get_running_loop()
-    server = CalServer(tokens, interval_s, spread)
+    server = CalServer(tokens, interval_s, spread, ttft_s)
     # reuse_port: several server processes may share one port (the kernel spreads connections)
     srv = await loop.create_server(
         lambda: _Handler(server), host, port, backlog=1024, reuse_address=True, reuse_port=True
@@ -167,12 +175,20 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m replay.calibrate.server", description=__doc__.splitlines()[0])
     ap.add_argument("--tokens", type=int, default=256)
     ap.add_argument("--interval-ms", type=float, default=0.0)
+    ap.add_argument("--ttft-ms", type=float, default=0.0, help="no chunk of a stream before its request + this")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--spread", type=float, default=0.5, help="answer lengths over tokens·(1 ± spread)")
     a = ap.parse_args(argv)
     try:  # a process entry point, like cli.py: the one place this process starts a loop
         asyncio.run(
-            serve(a.tokens, a.interval_ms / 1000.0, port=a.port, spread=a.spread, ready=lambda s: print(s, flush=True))
+            serve(
+                a.tokens,
+                a.interval_ms / 1000.0,
+                port=a.port,
+                spread=a.spread,
+                ready=lambda s: print(s, flush=True),
+                ttft_s=a.ttft_ms / 1000.0,
+            )
         )
     except KeyboardInterrupt:
         pass

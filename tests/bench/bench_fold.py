@@ -1,6 +1,8 @@
 """The SSE fold's cost per chunk (prints figures, asserts nothing): `replay.sse.ChatStream.feed`
 alone, no socket, for the shapes a server streams: a tool call's argument pieces and plain
-content, one event per read (a paced engine) and eight per read (a client that fell behind).
+content, one event per read (a paced engine), eight per read (a client that fell behind) and a
+whole answer in one read (a saturated client); content as vLLM and SGLang frame it, folded with
+the learned frame (the default) and without it (every line parsed whole, as before the frame).
 
     .venv/bin/python tests/bench/bench_fold.py
 
@@ -25,29 +27,47 @@ def _delta(delta: dict[str, object], finish: str | None = None) -> bytes:
     return ev({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
 
 
+class _NoFrame(ChatStream):
+    def _learn(self, line: bytes, obj: dict[str, object], text: str) -> None:
+        pass  # every line parsed whole
+
+
+def _chunk(delta: dict[str, object], **extra: object) -> bytes:
+    head = {"id": "chatcmpl-7f3a9c", "object": "chat.completion.chunk", "created": 1764547200, "model": "Qwen/Qwen3.6"}
+    return ev({**head, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None, **extra}]})
+
+
 def main() -> None:
     call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "bash", "arguments": ""}}
     first = _delta({"role": "assistant", "tool_calls": [call]})
     pieces = [_delta({"tool_calls": [{"index": 0, "function": {"arguments": "abab"}}]}) for _ in range(256)]
     text = [_delta({"content": "tok "}) for _ in range(256)]
+    vllm = [_chunk({"content": f" tok{k}"}) for k in range(256)]
+    sglang = [
+        _chunk({"role": None, "content": f" tok{k}", "reasoning_content": None, "tool_calls": None}) for k in range(256)
+    ]
     end = _delta({}, "stop") + b"data: [DONE]\n\n"
     shapes = (
         ("tool-call stream, one event per read", [first, *pieces, end]),
         ("content stream, one event per read", [*text, end]),
         ("content stream, 8 events per read", [b"".join(text[i : i + 8]) for i in range(0, 256, 8)] + [end]),
+        ("vLLM-framed content, one event per read", [*vllm, end]),
+        ("vLLM-framed content, whole answer in one read", [b"".join(vllm) + end]),
+        ("SGLang-framed content, one event per read", [*sglang, end]),
     )
     for name, reads in shapes:
-        best = float("inf")
-        for _ in range(7):
-            t = time.process_time()
-            for _ in range(50):
-                s = ChatStream()
-                for k, r in enumerate(reads):
-                    s.feed(r, k)
-                s.tool_calls()
-                s.after_first()
-            best = min(best, (time.process_time() - t) / 50 / 256 * 1e6)
-        print(f"{name}: {best:.2f} µs CPU per chunk (fold only)  [{CMD}]")
+        for label, fold in (("", ChatStream), (" [no frame]", _NoFrame)):
+            best = float("inf")
+            for _ in range(7):
+                t = time.process_time()
+                for _ in range(50):
+                    s = fold()
+                    for k, r in enumerate(reads):
+                        s.feed(r, k)
+                    s.tool_calls()
+                    s.after_first()
+                best = min(best, (time.process_time() - t) / 50 / 256 * 1e6)
+            print(f"{name}{label}: {best:.2f} µs CPU per chunk (fold only)  [{CMD}]")
 
 
 if __name__ == "__main__":

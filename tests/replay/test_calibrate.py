@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from streams import parse_stream
 
 import cli
+import replay
 from replay.calibrate.server import FRAME_PREFIX, FRAME_SUFFIX, STAMP_DIGITS
 
 
@@ -17,24 +19,44 @@ def test_calserver_frame_is_a_valid_chunked_sse_event() -> None:
     size, rest = frame.split(b"\r\n", 1)
     assert int(size, 16) == len(rest) - 2 and rest.endswith(b"\r\n")
     s = parse_stream([(7, rest[:-2])])
-    assert "".join(s.content).split() == ["0" * (STAMP_DIGITS - 3) + "123"] and s.chunk_ns == [7]
+    assert "".join(s.content).split() == ["0" * (STAMP_DIGITS - 3) + "123"] and list(s.chunk_ns) == [7]
 
 
 def test_calibrate_command_runs_both_phases(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "cal.json"
-    cli.main(["replay", "calibrate", "-c", "4", "--turns", "8", "--tokens-per-turn", "8", "--json", str(out)])
+    args = ["-c", "4", "--turns", "8", "--tokens-per-turn", "8", "--paced", "20,2,6", "--json", str(out)]
+    cli.main(["replay", "calibrate", *args])
     printed = capsys.readouterr().out
-    assert "throughput" in printed and "timing" in printed
+    assert "saturated" in printed and "paced: first chunk after 20 ms, then one every 2 ms, 6 chunks" in printed
     rows = json.loads(out.read_text("utf-8"))
-    assert [(r["phase"], r["client"]) for r in rows] == [("throughput", "trajbench"), ("timing", "trajbench")]
-    through, timing = rows
+    ours = f"trajbench-{replay.event_loop()}"  # the loop a replay runs on
+    assert [(r["phase"], r["client"]) for r in rows] == [("saturated", ours), ("paced", ours)]
+    saturated, paced = rows
     lengths = [4 + (n * 7919) % 9 for n in range(8)]  # the server's spread of 8 ± 4 chunks
-    assert (through["turns"], through["failed"], through["chunks"]) == (8, 0, sum(lengths))
-    assert (timing["turns"], timing["failed"]) == (8, 0)  # at least 2 turns per slot
+    assert (saturated["turns"], saturated["failed"], saturated["chunks"]) == (8, 0, sum(lengths))
+    paced_lengths = [3 + (n * 7919) % 7 for n in range(8)]  # 6 ± 3
+    assert (paced["turns"], paced["failed"], paced["chunks"]) == (8, 0, sum(paced_lengths))  # 2 turns per slot
+    # every paced turn waited out the server's 20 ms time to first token
+    assert paced["wall_s"] >= 2 * 0.020
     # one host, one monotonic clock: a chunk never arrives before the server stamped it
     for r in rows:
         assert r["ttft_err_p50_ms"] >= 0 and r["ttft_err_p99_ms"] >= r["ttft_err_p50_ms"]
         assert r["cpu_s"] > 0 and r["wall_s"] > 0
+
+
+def test_calibrate_pins_server_and_clients_apart() -> None:
+    from replay.calibrate.run import pin_layout
+
+    server, clients = pin_layout(True)
+    assert pin_layout(False) == (None, None)
+    if server is not None and clients is not None:  # 2+ CPUs: disjoint, and together all we may use
+        assert not server & clients and server | clients == frozenset(os.sched_getaffinity(0))
+
+
+def test_calibrate_rejects_a_bad_pacing(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["replay", "calibrate", "--paced", "50,5"])
+    assert exc.value.code == 2 and "TTFT_MS,ITL_MS,TOKENS" in capsys.readouterr().err
 
 
 def test_calibrate_refuses_more_workers_than_slots(capsys: pytest.CaptureFixture[str]) -> None:

@@ -114,7 +114,7 @@ def test_fold_merges_content_reasoning_tool_calls_usage_and_finish() -> None:
     assert s.finish_reason == "stop"
     assert s.usage == {"prompt_tokens": 7, "completion_tokens": 3}
     # role-only, finish and usage chunks carry no delta: 9 stamped chunks
-    assert s.chunk_ns == [1000] * 9
+    assert list(s.chunk_ns) == [1000] * 9
 
 
 def test_fold_stamps_first_and_each_delta_with_its_read_time() -> None:
@@ -125,7 +125,7 @@ def test_fold_stamps_first_and_each_delta_with_its_read_time() -> None:
         (40, DONE_LINE),
     ]
     s = parse_stream(reads)
-    assert (s.t_first_ns, s.chunk_ns, s.t_last_ns) == (20, [20, 20], 40)
+    assert (s.t_first_ns, list(s.chunk_ns), s.t_last_ns) == (20, [20, 20], 40)
 
 
 @given(st.lists(st.integers(min_value=1, max_value=len(_stream_body()) - 1), max_size=12))
@@ -152,7 +152,7 @@ def _facts(s: ChatStream) -> tuple[object, ...]:
         s.usage,
         s.finish_reason,
         s.error_kind,
-        s.chunk_ns,
+        list(s.chunk_ns),
         s.t_first_ns,
         s.t_last_ns,
     )
@@ -164,7 +164,7 @@ def test_crlf_line_ends_fold_like_lf_ones_read_by_read() -> None:
     lf = [(10 * k, b"".join(events[i : i + 2])) for k, i in enumerate(range(0, len(events), 2))]
     crlf = [(t, data.replace(b"\n", b"\r\n")) for t, data in lf]
     assert _facts(parse_stream(crlf)) == _facts(parse_stream(lf))
-    assert parse_stream(lf).chunk_ns == [0, 10, 10, 20, 20, 30, 30, 40, 40]
+    assert list(parse_stream(lf).chunk_ns) == [0, 10, 10, 20, 20, 30, 30, 40, 40]
 
 
 @given(st.lists(st.integers(min_value=1, max_value=len(_stream_body().replace(b"\n", b"\r\n")) - 1), max_size=12))
@@ -215,13 +215,19 @@ def test_one_event_per_read_folds_like_the_general_path() -> None:
             general.error_message,
         )
     s = parse_stream([(10 * k, e) for k, e in enumerate(events)])
-    assert s.chunk_ns == [10 * k for k in range(1, 10)] and (s.t_first_ns, s.first_chars) == (10, 6)
+    assert list(s.chunk_ns) == [10 * k for k in range(1, 10)] and (s.t_first_ns, s.first_chars) == (10, 6)
 
 
 # ---- the learned content-chunk frame (ChatStream._learn): a shortcut that must never change a fact
 
-_FRAME_PRE = b'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"'
-_FRAME_SUF = b'"},"finish_reason":null}]}'
+# (prefix, suffix) of a content chunk's line: compact (vLLM, SGLang) and spaced (Python's json.dumps)
+_FRAMES = [
+    (
+        b'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"',
+        b'"},"finish_reason":null}]}',
+    ),
+    (b'data: {"choices": [{"index": 0, "delta": {"role": null, "content": "', b'", "tool_calls": null}}]}'),
+]
 # raw bytes that may stand between the frame's prefix and suffix: escapes, quotes and JSON
 # structure, so some lines match the frame's bytes yet are not a chunk of its shape
 _INNER = st.one_of(
@@ -249,13 +255,16 @@ def _unframed(reads: list[tuple[int, bytes]]) -> ChatStream:
     return s
 
 
-@given(st.lists(_INNER, min_size=1, max_size=8), st.booleans())
-def test_a_learned_frame_folds_exactly_like_the_full_rules(inners: list[bytes], one_read: bool) -> None:
-    lines = [_FRAME_PRE + b"first" + _FRAME_SUF] + [_FRAME_PRE + inner + _FRAME_SUF for inner in inners]
+@given(st.lists(_INNER, min_size=1, max_size=8), st.booleans(), st.sampled_from(_FRAMES))
+def test_a_learned_frame_folds_exactly_like_the_full_rules(
+    inners: list[bytes], one_read: bool, frame: tuple[bytes, bytes]
+) -> None:
+    pre, suf = frame
+    lines = [pre + b"first" + suf] + [pre + inner + suf for inner in inners]
     events = [line + b"\n\n" for line in lines] + [FINISH, DONE_LINE]
     reads = [(1, b"".join(events))] if one_read else [(10 * k, e) for k, e in enumerate(events)]
     framed, full = parse_stream(reads), _unframed(reads)
-    assert framed.frame[0] == _FRAME_PRE  # learned from the first line
+    assert framed.frame == frame  # learned from the first line
     assert _facts(framed) == _facts(full)
     assert (framed.first_chars, framed.error_message) == (full.first_chars, full.error_message)
 

@@ -1,0 +1,59 @@
+"""The event loop a replay's client processes run on: uvloop where it is installed, else asyncio's.
+
+uvloop (a dependency on Linux and macOS) runs the same code on libuv's C loop: every socket read
+of a streamed answer passes through the loop, and there uvloop costs less than asyncio's Python
+selector loop. Measured by `trajbench replay calibrate --compare trajbench-asyncio` on a 2-core
+host, C=128: about 15-20 % less client CPU per turn and a lower timing error in the paced phase
+(docs/metrics.md). `TRAJBENCH_EVENT_LOOP=asyncio` forces the standard loop, e.g. to rule uvloop
+out while debugging; run.json records the loop a run used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from .errors import ReplayError
+
+ENV = "TRAJBENCH_EVENT_LOOP"
+LOOPS = ("asyncio", "uvloop")
+
+T = TypeVar("T")
+
+
+def _has_uvloop() -> bool:
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def event_loop(requested: str | None = None) -> str:
+    """The loop to run: `requested`, else $TRAJBENCH_EVENT_LOOP, else uvloop if installed."""
+    name = requested or os.environ.get(ENV) or ("uvloop" if _has_uvloop() else "asyncio")
+    if name not in LOOPS:
+        raise ReplayError(f"event loop {name!r} (from ${ENV} or --loop): choose one of {', '.join(LOOPS)}")
+    if name == "uvloop" and not _has_uvloop():
+        raise ReplayError(f"uvloop is not installed; `pip install uvloop` or set {ENV}=asyncio")
+    return name
+
+
+def current() -> str | None:
+    """The kind of the running event loop ("uvloop" or "asyncio"; None outside one): what run.json records."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    return "uvloop" if type(loop).__module__.startswith("uvloop") else "asyncio"
+
+
+def run_loop(coro: Coroutine[Any, Any, T], loop: str | None = None) -> T:
+    """`asyncio.run(coro)` on the chosen loop (see `event_loop`)."""
+    if event_loop(loop) == "uvloop":
+        import uvloop
+
+        return uvloop.run(coro)
+    return asyncio.run(coro)

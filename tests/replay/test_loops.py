@@ -1,0 +1,34 @@
+"""Which event loop a replay runs on (replay.loops): uvloop where installed, asyncio on request."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from replay import ReplayError
+from replay.loops import ENV, current, event_loop, run_loop
+
+uvloop = pytest.importorskip("uvloop")  # a dependency wherever uvloop builds (not Windows)
+
+
+async def _kind() -> str:
+    return current()
+
+
+def test_uvloop_is_the_default_and_the_loop_really_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV, raising=False)
+    assert event_loop() == "uvloop" and run_loop(_kind()) == "uvloop"
+
+
+def test_the_environment_or_the_caller_chooses_asyncio(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV, "asyncio")
+    assert run_loop(_kind()) == "asyncio"
+    assert run_loop(_kind(), "uvloop") == "uvloop"  # an explicit choice wins over the variable
+    assert asyncio.run(_kind()) == "asyncio"
+
+
+def test_an_unknown_loop_is_refused_with_its_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV, "trio")
+    with pytest.raises(ReplayError, match=f"'trio' \\(from \\${ENV}"):
+        event_loop()
