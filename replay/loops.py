@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
+from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
 from .errors import ReplayError
@@ -48,6 +49,19 @@ def current() -> str | None:
     except RuntimeError:
         return None
     return "uvloop" if type(loop).__module__.startswith("uvloop") else "asyncio"
+
+
+def watch_pipe(
+    loop: asyncio.AbstractEventLoop, conn: Connection, callback: Callable[..., object], *args: object
+) -> None:
+    """`loop.add_reader` for a multiprocessing pipe, which must stay blocking.
+
+    `Connection.recv` reads a whole message and `send` writes one, which a blocking descriptor
+    guarantees. uvloop (libuv) switches a watched descriptor to non-blocking, and then a message
+    larger than what the pipe holds fails halfway with BlockingIOError; readiness is all the loop
+    needs to know, so the descriptor is put back to blocking."""
+    loop.add_reader(conn.fileno(), callback, *args)
+    os.set_blocking(conn.fileno(), True)
 
 
 def run_loop(coro: Coroutine[Any, Any, T], loop: str | None = None) -> T:

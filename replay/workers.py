@@ -78,7 +78,7 @@ class ProcessBackend:
             child_end.close()
             self._conns[plan.worker] = parent_end
             self._procs[plan.worker] = proc
-            loop.add_reader(parent_end.fileno(), self._on_readable, plan.worker)
+            loops.watch_pipe(loop, parent_end, self._on_readable, plan.worker)
         try:
             await self._done
         finally:
@@ -251,7 +251,7 @@ async def _worker(plan: WorkerPlan, conn: Connection, connections: list[Connecti
     together, so none idles past the pool's max_idle_s waiting for a slow one), then run."""
     loop = asyncio.get_running_loop()
     source = PipeSource(plan.worker, conn)
-    loop.add_reader(conn.fileno(), source.on_readable)
+    loops.watch_pipe(loop, conn, source.on_readable)
     counter = load_counter(plan.tokenizer, plan.profile)
     async with open_client(plan) as client:
         scheduler = Scheduler(plan, source, client, counter=counter)
