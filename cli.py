@@ -627,6 +627,8 @@ class RunOptions:
     max_response_mb: int
     max_event_mb: int
     max_header_kb: int
+    slo: str | None
+    session_slo: float | None
     progress: str
 
     def _shards_profile(self) -> str:
@@ -681,6 +683,7 @@ class RunOptions:
                 max_event_bytes=self.max_event_mb << 20,
                 max_response_bytes=self.max_response_mb << 20,
             ),
+            slo=replay.parse_slo(self.slo, self.session_slo),
         )
 
 
@@ -818,6 +821,22 @@ CONFIG_HELP = (
 )
 
 
+#: Goodput under service-level objectives (replay.goodput, docs/metrics.md); never changes what is sent.
+SLO_OPTIONS = (
+    click.option(
+        "--slo",
+        default=None,
+        help="Per-turn SLO for goodput, e.g. ttft_ms=2000,tpot_ms=50 (either key optional; docs/metrics.md).",
+    ),
+    click.option(
+        "--session-slo",
+        default=None,
+        type=click.FloatRange(min=0, min_open=True),
+        help="Session SLO for goodput: seconds of a trajectory's active time (sum of its turns' E2E, delays left out).",
+    ),
+)
+
+
 def run_options(f: F) -> F:
     """Add the shared options to a command and hand it one `RunOptions` (as `opts`)."""
     options = [
@@ -932,6 +951,7 @@ def run_options(f: F) -> F:
             type=click.IntRange(min=1),
             help="Cap on a response's status line and headers (too_large beyond it).",
         ),
+        *SLO_OPTIONS,
         PROGRESS_OPTION,
     ]
 

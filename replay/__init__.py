@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .config import DEFAULT_HEADERS, ResponseLimits, RunConfig
 from .errors import AllTurnsFailed, Interrupted, ReplayError
 from .layout import RECORDS_FILE, REPORT_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FILE
+from .slo import Slo, parse_slo
 
 if TYPE_CHECKING:
     from .client import StreamClient, StreamResult
@@ -85,6 +86,7 @@ __all__ = [
     "RunInfo",
     "RunNumbers",
     "RunOutcome",
+    "Slo",
     "StreamClient",
     "StreamResult",
     "SweepPlan",
@@ -93,6 +95,7 @@ __all__ = [
     "frontier",
     "options_of_run",
     "parse_concurrencies",
+    "parse_slo",
     "read_options_file",
     "read_records",
     "read_run_info",

@@ -371,4 +371,5 @@ def run_info(
         skip_preflight=config.skip_preflight,
         api_key_env=config.api_key_env,
         simulator=simulator,
+        slo=config.slo if config.slo.given else None,
     )
