@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .runinfo import RunInfo, read_run_info
     from .summary import ResultSummary, RunOutcome, write_results
     from .sweep import SweepPlan, parse_concurrencies, run_sweep
+    from .template_parity import TemplateParity, check_template, default_template_tokenizer, render_parity
 
 _LAZY = {
     "Gates": ".points",
@@ -41,8 +42,11 @@ _LAZY = {
     "StreamClient": ".client",
     "StreamResult": ".client",
     "SweepPlan": ".sweep",
+    "TemplateParity": ".template_parity",
     "build_report": ".report",
     "check_run_dataset": ".optionsfile",
+    "check_template": ".template_parity",
+    "default_template_tokenizer": ".template_parity",
     "frontier": ".pareto",
     "options_of_run": ".optionsfile",
     "parse_concurrencies": ".sweep",
@@ -51,6 +55,7 @@ _LAZY = {
     "records_path": ".records",
     "read_run_info": ".runinfo",
     "region_concurrencies": ".pareto",
+    "render_parity": ".template_parity",
     "run_replay": ".run",
     "run_sweep": ".sweep",
     "write_results": ".summary",
@@ -90,8 +95,11 @@ __all__ = [
     "StreamClient",
     "StreamResult",
     "SweepPlan",
+    "TemplateParity",
     "build_report",
     "check_run_dataset",
+    "check_template",
+    "default_template_tokenizer",
     "frontier",
     "options_of_run",
     "parse_concurrencies",
@@ -101,6 +109,7 @@ __all__ = [
     "read_run_info",
     "records_path",
     "region_concurrencies",
+    "render_parity",
     "run_replay",
     "run_sweep",
     "write_results",
