@@ -76,6 +76,8 @@ def test_a_drifted_template_is_found_at_the_first_divergent_token(
     generation_tokens = len(qwen.encode(GENERATION))
     with template_server(qwen, flavour, _drift) as (url, _):
         report = check_template(str(counted), url, qwen, profile, sample=5, seed=3)
+        again = check_template(str(counted), url, qwen, profile, sample=5, seed=3)
+    assert again.text() == report.text()  # the same shards, seed and engine: the same bytes
     assert report.identical == 0 and report.parity == 0.0
     isl = _isl(counted)
     for r in report.turns:
