@@ -595,6 +595,83 @@ def traces_publish(
 
 
 # ---------------------------------------------------------------- replay
+@traces_group.command("check-template")
+@example("trajbench traces check-template shards --endpoint http://localhost:8000 --sample 50 --json parity.json")
+@SHARDS_ARGUMENT
+@click.option("--endpoint", required=True, help="Base URL of the engine (vLLM, SGLang or llama.cpp's llama-server).")
+@click.option(
+    "--api",
+    type=click.Choice(["auto", "vllm", "sglang", "llamacpp"]),
+    default="auto",
+    show_default=True,
+    help="The engine's tokenisation API; auto tells it from the routes the server answers.",
+)
+@click.option("--sample", default=20, show_default=True, type=click.IntRange(min=1), help="Turns to compare.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the sample: the same seed, the same turns.")
+@click.option(
+    "--tokenizer",
+    default=None,
+    help="Client-side tokenizer and template, NAME[:PATH] (default: the shards' own, when it needs no path), "
+    "e.g. gguf:model.gguf for the template a llama.cpp server uses.",
+)
+@profile_option(None, "Model profile: chat-template kwargs and served model name (default: the shards').")
+@click.option("--model", default=None, help="Served model name, if not the profile's.")
+@click.option(
+    "--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Also write the report as JSON."
+)
+@click.option("--strict", is_flag=True, help="Exit 1 unless every sampled turn's ids are identical.")
+@click.option(
+    "--timeout",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds per request.",
+)
+def traces_check_template(
+    shards_dir: str,
+    endpoint: str,
+    api: str,
+    sample: int,
+    seed: int,
+    tokenizer: str | None,
+    profile: str | None,
+    model: str | None,
+    json_out: str | None,
+    strict: bool,
+    timeout: float,
+) -> None:
+    """Compare the client-side chat-template render of sampled prompts with the engine's own
+    tokenisation of the same messages (docs/templates.md).
+
+    Per turn: both token counts, whether the ids are identical, and the first position where they
+    differ with the text around it on both sides; then the share of identical turns. Exit 0
+    whatever the parity unless --strict."""
+    shards = traces.Shards(shards_dir)
+    prof = traces.get_profile(profile) if profile else traces.shards_profile(shards, quiet_without_tokenizer=True)[0]
+    spec = tokenizer or replay.default_template_tokenizer(shards, prof)
+    report = replay.check_template(
+        shards_dir,
+        endpoint,
+        _load_counter(spec, prof),
+        prof,
+        sample=sample,
+        seed=seed,
+        api=api,
+        model=model,
+        timeout=timeout,
+    )
+    for line in replay.render_parity(report):
+        click.echo(line)
+    if json_out:
+        click.echo(f"wrote {report.write_to(json_out)}")
+    if strict and report.identical < len(report.turns):
+        raise replay.ReplayError(
+            f"template parity {100 * report.parity:.1f} % < 100 % (--strict): the engine tokenises "
+            f"{len(report.turns) - report.identical} of {len(report.turns)} sampled prompts differently; "
+            "see the first divergence of each above (docs/templates.md)"
+        )
+
+
 @cli.group("replay")
 def replay_group() -> None:
     """Replay shards closed-loop against an endpoint; sweep concurrency; calibrate the harness."""
@@ -626,6 +703,8 @@ class RunOptions:
     max_response_mb: int
     max_event_mb: int
     max_header_kb: int
+    slo: str | None
+    session_slo: float | None
     progress: str
 
     def _shards_profile(self) -> str:
@@ -680,6 +759,7 @@ class RunOptions:
                 max_event_bytes=self.max_event_mb << 20,
                 max_response_bytes=self.max_response_mb << 20,
             ),
+            slo=replay.parse_slo(self.slo, self.session_slo),
         )
 
 
@@ -817,6 +897,22 @@ CONFIG_HELP = (
 )
 
 
+#: Goodput under service-level objectives (replay.goodput, docs/metrics.md); never changes what is sent.
+SLO_OPTIONS = (
+    click.option(
+        "--slo",
+        default=None,
+        help="Per-turn SLO for goodput, e.g. ttft_ms=2000,tpot_ms=50 (either key optional; docs/metrics.md).",
+    ),
+    click.option(
+        "--session-slo",
+        default=None,
+        type=click.FloatRange(min=0, min_open=True),
+        help="Session SLO for goodput: seconds of a trajectory's active time (sum of its turns' E2E, delays left out).",
+    ),
+)
+
+
 def run_options(f: F) -> F:
     """Add the shared options to a command and hand it one `RunOptions` (as `opts`)."""
     options = [
@@ -931,6 +1027,7 @@ def run_options(f: F) -> F:
             type=click.IntRange(min=1),
             help="Cap on a response's status line and headers (too_large beyond it).",
         ),
+        *SLO_OPTIONS,
         PROGRESS_OPTION,
     ]
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .config import DEFAULT_HEADERS, ResponseLimits, RunConfig
 from .errors import AllTurnsFailed, Interrupted, ReplayError
 from .layout import RECORDS_FILE, REPORT_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FILE
+from .slo import Slo, parse_slo
 
 if TYPE_CHECKING:
     from .client import StreamClient, StreamResult
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from .runinfo import RunInfo, read_run_info
     from .summary import ResultSummary, RunOutcome, write_results
     from .sweep import SweepPlan, parse_concurrencies, run_sweep
+    from .template_parity import TemplateParity, check_template, default_template_tokenizer, render_parity
 
 _LAZY = {
     "Gates": ".points",
@@ -41,8 +43,11 @@ _LAZY = {
     "StreamClient": ".client",
     "StreamResult": ".client",
     "SweepPlan": ".sweep",
+    "TemplateParity": ".template_parity",
     "build_report": ".report",
     "check_run_dataset": ".optionsfile",
+    "check_template": ".template_parity",
+    "default_template_tokenizer": ".template_parity",
     "event_loop": ".loops",
     "frontier": ".pareto",
     "options_of_run": ".optionsfile",
@@ -52,6 +57,7 @@ _LAZY = {
     "records_path": ".records",
     "read_run_info": ".runinfo",
     "region_concurrencies": ".pareto",
+    "render_parity": ".template_parity",
     "run_loop": ".loops",
     "run_replay": ".run",
     "run_sweep": ".sweep",
@@ -88,20 +94,26 @@ __all__ = [
     "RunInfo",
     "RunNumbers",
     "RunOutcome",
+    "Slo",
     "StreamClient",
     "StreamResult",
     "SweepPlan",
+    "TemplateParity",
     "build_report",
     "check_run_dataset",
+    "check_template",
+    "default_template_tokenizer",
     "event_loop",
     "frontier",
     "options_of_run",
     "parse_concurrencies",
+    "parse_slo",
     "read_options_file",
     "read_records",
     "read_run_info",
     "records_path",
     "region_concurrencies",
+    "render_parity",
     "run_loop",
     "run_replay",
     "run_sweep",

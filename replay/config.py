@@ -9,6 +9,7 @@ import traces
 
 from .errors import ReplayError
 from .sim.config import SimConfig
+from .slo import Slo
 
 #: docs/requests.md: the session header every request carries unless the user names others (or none).
 DEFAULT_HEADERS = ("X-Session-ID",)
@@ -52,6 +53,8 @@ class ResponseLimits:
 
 #: The default caps as one shared value for signature and field defaults (the class is frozen).
 DEFAULT_LIMITS = ResponseLimits()
+#: No SLO: no goodput is computed.
+NO_SLO = Slo()
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,8 @@ class RunConfig:
     # The environment variable the key was read from (--api-key-env): its name is recorded, so
     # run.json can replay the run (`--config run.json`) without ever holding the key.
     api_key_env: str | None = None
+    # Service-level objectives judging goodput (replay.goodput); they never change what is sent.
+    slo: Slo = NO_SLO
 
     def check(self) -> None:
         if self.concurrency < 1:
@@ -122,6 +127,7 @@ class RunConfig:
                 "a digit), not hold the key; export the key as e.g. OPENAI_API_KEY and pass that name"
             )
         self.limits.check()
+        self.slo.check()
         if self.endpoint is not None and not self.endpoint.startswith(("http://", "https://")):
             raise ReplayError(f"--endpoint {self.endpoint!r} must start with http:// or https://")
 

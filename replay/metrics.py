@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from traces import distribution
 
+from .goodput import goodput
 from .numbers import (
     AllTurns,
     CachedTokens,
@@ -39,6 +40,7 @@ from .numbers import (
 from .numbers import Window as WindowNumbers
 from .records import Record, e2e_ns, itl_ns, tokens_after_first, tpot_ns, ttft_ns
 from .rollup import rollup
+from .slo import Slo
 
 #: The finish reasons the reference counts by name; any other goes to "other".
 FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter", "function_call")
@@ -154,9 +156,15 @@ def _breakdown(records: Sequence[Record]) -> TurnCounts:
 
 
 def trajbench_metrics(
-    records: Sequence[Record], *, window_close_ns: int | None = None, interrupted: bool = False, crashed: bool = False
+    records: Sequence[Record],
+    *,
+    window_close_ns: int | None = None,
+    interrupted: bool = False,
+    crashed: bool = False,
+    slo: Slo | None = None,
 ) -> RunNumbers:
-    """trajbench's own numbers: every distribution over the window turns that succeeded."""
+    """trajbench's own numbers: every distribution over the window turns that succeeded; goodput
+    when the run has an SLO (`replay.goodput`)."""
     window_turns = [r for r in sent(records) if r.in_window]
     good = [r for r in window_turns if r.ok]
     win = window_of(records, window_close_ns)
@@ -214,6 +222,7 @@ def trajbench_metrics(
         ),
         interrupted=interrupted,
         crashed=crashed,
+        goodput=goodput(records, slo, duration_ns) if slo is not None and slo.given else None,
     )
 
 

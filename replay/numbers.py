@@ -123,6 +123,25 @@ class Connections:
 
 
 @dataclass(frozen=True)
+class Goodput:
+    """result_summary.json `trajbench.goodput` (docs/metrics.md)."""
+
+    ttft_ms: float | None  # the limits judged by (None: no limit)
+    tpot_ms: float | None
+    session_s: float | None
+    turns: int  # window turns that succeeded (the throughput's turns)
+    turns_met: int  # of them, those that met the per-turn SLO
+    output_tokens_met: int
+    output_tokens_per_s: float  # goodput of turns
+    turns_met_share: float | None
+    sessions: int  # instances with at least one of those turns
+    sessions_met: int  # instances that met the session SLO (and every turn the per-turn one)
+    session_output_tokens_met: int
+    session_output_tokens_per_s: float  # goodput of sessions
+    sessions_met_share: float | None
+
+
+@dataclass(frozen=True)
 class RunNumbers:
     """trajbench's section of result_summary.json: every distribution is over the window turns
     that succeeded, so no failure ever enters one (docs/metrics.md)."""
@@ -148,6 +167,7 @@ class RunNumbers:
     interrupted: bool = False
     crashed: bool = False
     connections: Connections | None = None  # None: not known (an injected client, or an older run)
+    goodput: Goodput | None = None  # None: the run had no SLO (--slo, --session-slo)
 
 
 @dataclass(frozen=True)

@@ -175,6 +175,8 @@ def options_of_run(info: RunInfo) -> dict[str, Any]:
         "max_response_mb": info.limits.max_response_bytes >> 20,
         "max_event_mb": info.limits.max_event_bytes >> 20,
         "max_header_kb": info.limits.max_header_bytes >> 10,
+        "slo": info.slo.turn_spec() if info.slo is not None else None,
+        "session_slo": info.slo.session_s if info.slo is not None else None,
     }
     return {k: v for k, v in values.items() if v is not None}
 

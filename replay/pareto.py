@@ -45,6 +45,9 @@ class Point:
     dataset_hash: str = ""
     profile: str = ""
     target: str = "real"  # or "simulated": never an official point
+    #: goodput under the run's SLO (replay.goodput): of turns, of sessions; None without an SLO
+    goodput_tps: float | None = None
+    session_goodput_tps: float | None = None
 
     @property
     def accurate(self) -> bool:

@@ -94,6 +94,8 @@ def load_point(run_dir: Path, label: str, gates_of: GatesOf | None = None) -> Po
         dataset_hash=run.dataset.content_hash,
         profile=run.profile,
         target=run.target,
+        goodput_tps=None if ours.goodput is None else ours.goodput.output_tokens_per_s,
+        session_goodput_tps=None if ours.goodput is None else ours.goodput.session_output_tokens_per_s,
     )
 
 

@@ -16,6 +16,7 @@ import html
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,16 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ),
     ("throughput_tps", "Throughput (tok/s)", "system output tokens/s over the performance window (docs/metrics.md)"),
     ("requests_per_s", "Requests/s", "completed window turns per second"),
+    (
+        "goodput_tps",
+        "Goodput (tok/s)",
+        "output tokens/s of the window turns that met the run's SLO (--slo), over the throughput's window (docs/metrics.md)",
+    ),
+    (
+        "session_goodput_tps",
+        "Session goodput (tok/s)",
+        "output tokens/s of the sessions that met the run's SLOs (--session-slo, --slo) in full (docs/metrics.md)",
+    ),
     ("ttft_p50_ms", "TTFT p50 (ms)", "median time to first token, ms (observed value, numpy method=lower)"),
     ("ttft_p90_ms", "TTFT p90 (ms)", "90th percentile time to first token, ms (observed value, numpy method=lower)"),
     ("ttft_p99_ms", "TTFT p99 (ms)", "99th percentile time to first token, ms (observed value, numpy method=lower)"),
@@ -73,13 +84,15 @@ HEADERS = {key: name for key, name, _ in COLUMNS} | {"run": "Run folder"}
 
 _PERCENT = frozenset({"cache_hit", "inline_score"})
 _GATE = frozenset({"inline_pass", "osl_pass"})
+_GOODPUT = frozenset({"goodput_tps", "session_goodput_tps"})
 
 
 def _rows(points: list[Point], cost: float | None, watts: float | None) -> list[dict[str, Any]]:
     on_front = {p.run_dir for pts in curves(points).values() for p in frontier([q for q in pts if q.accurate])}
     rows = []
     for p in points:
-        row = {k: v for k, v in asdict(p).items() if k != "run_dir"}
+        # goodput columns only for points whose run had an SLO: a report of runs without shows none
+        row = {k: v for k, v in asdict(p).items() if k != "run_dir" and not (k in _GOODPUT and v is None)}
         row["on_frontier"] = p.run_dir in on_front
         row.update(normalised(p.throughput_tps, cost_per_hour=cost, power_watts=watts))
         row["run"] = Path(p.run_dir).name
@@ -288,6 +301,7 @@ def _write_report(found: PointSet, out: Path, cost_per_hour: float | None, power
         encoding="utf-8",
     )
     charts = _charts(points, out, cost_per_hour, power_watts)
+    goodput_charts = _goodput_charts(points, out)
     failing = [r for r in rows if r["inline_pass"] is False or r["osl_pass"] is False]
     hashes = sorted({p.dataset_hash for p in points})
     shown = [c for c in cols if c not in ("started_at",)]
@@ -305,6 +319,7 @@ img{{max-width:100%}}.charts img{{width:48%}}.fail td{{background:#fde8e8}}.scro
 <h2>Throughput vs per-user speed</h2>
 {_img(charts[0])}
 <p>The frontier is a step function through measured points only (docs/metrics.md). Crosses fail an accuracy gate and do not count. A dashed curve is judged by research gates: not an official result (docs/accuracy.md).</p>
+{_goodput_section(goodput_charts)}
 <h2>Points</h2>
 {_table(rows, [*shown, "run"], "point")}
 <h2>Points failing an accuracy gate</h2>
@@ -320,6 +335,43 @@ img{{max-width:100%}}.charts img{{width:48%}}.fail td{{background:#fde8e8}}.scro
 </body></html>
 """
     (out / REPORT_FILE).write_text(page, encoding="utf-8")
+
+
+def _attribute(key: str) -> Callable[[Point], float]:
+    return lambda p: float(getattr(p, key))
+
+
+def _goodput_charts(points: list[Point], out: Path) -> list[Path]:
+    """The Pareto chart with goodput as its y-axis (of turns, of sessions), over the points whose
+    run had an SLO; none when no point had one."""
+    charts = []
+    for key, name, file in (
+        ("goodput_tps", "goodput of turns", "pareto_goodput.png"),
+        ("session_goodput_tps", "goodput of sessions", "pareto_session_goodput.png"),
+    ):
+        have = [p for p in points if getattr(p, key) is not None]
+        if have:
+            charts.append(
+                pareto_chart(
+                    have,
+                    out / file,
+                    y_label=f"{name} (output tok/s within the SLO)",
+                    y=_attribute(key),
+                    title=f"{name[0].upper()}{name[1:]} vs per-user speed (measured points, step frontier)",
+                )
+            )
+    return charts
+
+
+def _goodput_section(charts: list[Path]) -> str:
+    if not charts:
+        return ""
+    return (
+        '<h2 id="goodput">Goodput vs per-user speed</h2>\n'
+        + "".join(_img(c) for c in charts)
+        + "\n<p>The same frontier with goodput as the y-axis: only the output tokens of turns (and of whole "
+        "sessions) that met the run's SLOs count (docs/metrics.md).</p>"
+    )
 
 
 def _charts(points: list[Point], out: Path, cost_per_hour: float | None, power_watts: float | None) -> list[Path]:

@@ -373,4 +373,5 @@ def run_info(
         api_key_env=config.api_key_env,
         simulator=simulator,
         event_loop=loops.current(),
+        slo=config.slo if config.slo.given else None,
     )

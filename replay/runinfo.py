@@ -17,6 +17,7 @@ from .config import ResponseLimits
 from .errors import ReplayError
 from .layout import RUN_FILE
 from .sim.config import SimConfig
+from .slo import Slo
 
 #: `target_evidence` of a run against the simulator `replay run` started itself (no --endpoint).
 EMBEDDED_EVIDENCE = "the embedded simulator (no --endpoint)"
@@ -107,6 +108,7 @@ class RunInfo(traces.JsonFile):
     profile_hash: str | None = None
     profile_built_in: bool | None = None
     event_loop: str | None = None  # the client processes' event loop (replay.loops)
+    slo: Slo | None = None  # --slo / --session-slo: what goodput is judged by (None: no SLO)
 
 
 def read_run_info(run_dir: str | os.PathLike[str]) -> RunInfo:

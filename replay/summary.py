@@ -23,6 +23,7 @@ from .metrics import reference_metrics, trajbench_metrics
 from .numbers import Connections, Metric, RunNumbers
 from .records import Record, read_records, records_path
 from .runinfo import read_run_info
+from .slo import Slo
 
 #: The key that holds trajbench's additions in result_summary.json.
 OURS = "trajbench"
@@ -66,6 +67,7 @@ def build_summary(
     interrupted: bool = False,
     crashed: bool = False,
     connections: Connections | None = None,
+    slo: Slo | None = None,
 ) -> ResultSummary:
     ref = reference_metrics(records, window_close_ns=window_close_ns)
     state = "interrupted" if interrupted or crashed else "complete"
@@ -77,7 +79,9 @@ def build_summary(
         complete=state == "complete",
         run_config=run_config,
         trajbench=replace(
-            trajbench_metrics(records, window_close_ns=window_close_ns, interrupted=interrupted, crashed=crashed),
+            trajbench_metrics(
+                records, window_close_ns=window_close_ns, interrupted=interrupted, crashed=crashed, slo=slo
+            ),
             connections=connections,
         ),
         **vars(ref),
@@ -94,10 +98,12 @@ def write_results(
 ) -> ResultSummary:
     """Read the run's records and run.json, write both result files, return the summary."""
     run_dir = Path(run_dir)
-    run = read_run_info(run_dir).to_json()
+    info = read_run_info(run_dir)
+    run = info.to_json()
     summary = build_summary(
         list(read_records(run_dir)),
         run,
+        slo=info.slo,
         window_close_ns=window_close_ns,
         interrupted=interrupted,
         crashed=crashed,
@@ -170,6 +176,22 @@ def _dist_row(name: str, d: traces.Distribution, conv: Callable[[float | None], 
     return f"  {name:<22}{d.n:>8}  " + "".join(f"{c:>10}" for c in cells)
 
 
+def _goodput_lines(t: RunNumbers) -> list[str]:
+    g = t.goodput
+    if g is None:
+        return []
+    limits = ", ".join(
+        f"{name} {_num(v, 'g')} {unit}"
+        for name, v, unit in (("TTFT", g.ttft_ms, "ms"), ("TPOT", g.tpot_ms, "ms"), ("session", g.session_s, "s"))
+        if v is not None
+    )
+    return [
+        f"  goodput (SLO {limits})",
+        f"    of turns            {g.output_tokens_per_s:.1f} output tok/s   ({g.turns_met} of {g.turns} turns met the SLO)",
+        f"    of sessions         {g.session_output_tokens_per_s:.1f} output tok/s   ({g.sessions_met} of {g.sessions} sessions met it)",
+    ]
+
+
 def render_report(s: ResultSummary) -> str:
     """The human-readable digest of a summary: headline, window, latencies, tokens, failures."""
     cfg = s.run_config
@@ -191,6 +213,7 @@ def render_report(s: ResultSummary) -> str:
         f"  per-user speed        {inter.e2e_interactivity:.1f} tok/s pooled = {inter.output_tokens_sum} tokens / {inter.e2e_seconds_sum:.2f} s of E2E",
         f"  per-trajectory speed  median {_num(inter.per_trajectory.p(50))} tok/s over {inter.per_trajectory.n} instances",
         f"  window                {w.duration_ns / 1e9:.2f} s, {'closed' if w.closed else 'never closed (the FIFO outlasted every slot)'}",
+        *_goodput_lines(t),
         "",
         f"turns       sent {turns.sent}  ok {turns.ok}  failed {turns.failed}  aborted (not sent) {turns.aborted}  "
         f"cancelled {turns.cancelled}  in window {turns.window.sent}",

@@ -28,6 +28,7 @@ def test_the_command_tree_is_the_documented_one() -> None:
     assert {" ".join(c) for c in COMMANDS} == {
         "demo", "eval check", "eval inline", "eval osl", "eval swebench", "eval swebench-mean", "profiles derive", "profiles list",
         "replay calibrate", "replay run", "replay sweep", "report", "serve-sim", "tokenizers", "traces build", "traces card",
+        "traces check-template",
         "traces export", "traces publish", "traces show", "traces stats", "traces synth", "traces validate", "traces verify",
     }  # fmt: skip
 
@@ -85,6 +86,7 @@ ERRORS = {
     "tokenizers": (["tokenizers", "--bogus"], 2, "No such option '--bogus'"),
     "traces build": (["traces", "build", "{bad}", "--out", "{tmp}/o"], 1, "bad.jsonl:1: conversation_id must be a non-empty printable ASCII string"),
     "traces card": (["traces", "card", "{empty}", "--out", "{tmp}/c.md"], 1, "no manifest.json here; pass a folder written by `trajbench traces build`"),
+    "traces check-template": (["traces", "check-template", "{empty}", "--endpoint", "http://127.0.0.1:9"], 1, "no manifest.json here; pass a folder written by `trajbench traces build`"),
     "traces export": (["traces", "export", "{empty}", "--out", "{tmp}/x.jsonl"], 1, "no manifest.json here"),
     "traces publish": (["traces", "publish", "{empty}", "--profile", "kimi-k3", "--out", "{tmp}/rel"], 1, "no manifest.json here; pass a folder written by `trajbench traces build`"),
     "traces show": (["traces", "show", "{empty}", "--trajectory", "a", "--turn", "1"], 1, "no manifest.json here"),

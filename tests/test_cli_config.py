@@ -17,13 +17,14 @@ import yaml
 import cli
 import jobs
 import traces
-from replay import RunConfig, RunInfo, event_loop
+from replay import ResultSummary, RunConfig, RunInfo, Slo, event_loop
 from replay.sim import embedded_config
 
 RUN_KEYS = (
     "api_key_env, concurrency, drain_timeout, endpoint, gates, header, max_completion_tokens, max_event_mb, "
     "max_header_kb, max_response_mb, model, no_delays, no_session_header, out, overwrite, profile, progress, "
-    "shards, sim_args, skip_preflight, stop_at_window_end, tokenizer, trajectories, turn_timeout, workers"
+    "session_slo, shards, sim_args, skip_preflight, slo, stop_at_window_end, tokenizer, trajectories, turn_timeout, "
+    "workers"
 )
 
 
@@ -194,6 +195,7 @@ def test_a_run_replayed_from_its_run_json_has_the_same_options(
         "--turn-timeout", "77", "--drain-timeout", "3", "--header", "X-A", "--header", "X-B", "--skip-preflight",
         "--max-completion-tokens", "4000", "--max-response-mb", "32", "--max-event-mb", "4", "--max-header-kb", "32",
         "--api-key-env", "TRAJBENCH_TEST_KEY", "--sim-args", "--seed 3 --replicas 2", "--out", str(first),
+        "--slo", "ttft_ms=60000,tpot_ms=1000", "--session-slo", "3600",
     ]  # fmt: skip
     cli.main(argv)
     out = capsys.readouterr().out
@@ -215,6 +217,12 @@ def test_a_run_replayed_from_its_run_json_has_the_same_options(
     assert was.simulator.oracle_repeats == 5  # 20 instances of 4 trajectories: every repeat is answered
     assert was.api_key_given and "sk-never-written" not in (first / "run.json").read_text()
     assert was.event_loop == event_loop()  # the loop the CLI ran the replay on (replay.loops)
+    # the SLOs are recorded and judge goodput (generous limits: every turn of the simulator meets them)
+    assert was.slo == Slo(60000.0, 1000.0, 3600.0)
+    ours = ResultSummary.read(first).trajbench
+    assert ours.goodput is not None and ours.goodput.turns_met == ours.goodput.turns > 0
+    assert ours.goodput.output_tokens_per_s == ours.throughput.output_tokens_per_s
+    assert "goodput (SLO TTFT 60000 ms, TPOT 1000 ms, session 3600 s)" in out
 
     again = tmp_path / "again"
     cli.main(["replay", "run", "--config", str(first / "run.json"), "--out", str(again)])

@@ -279,3 +279,32 @@ def test_salt_strong_blocks_prefix_reuse_across_repeats(llama_url: str, tmp_path
         f"llama.cpp repeat-2 first turns, cached tokens: --salt none {total['none']}, --salt strong {total['strong']}"
     )
     assert total["strong"] < total["none"], f"cached tokens on repeat-2 first turns: {seen}"
+
+
+def _gguf() -> Path:
+    """The GGUF file the server loads (tests/engines/llamacpp.sh model: already fetched by then)."""
+    env = {**os.environ, "PYTHON": os.environ.get("PYTHON", sys.executable)}
+    done = subprocess.run([str(SCRIPT), "model"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return Path(done.stdout.strip())
+
+
+def test_check_template_parity_with_llama_server(llama_url: str, mlperf_shards: Path, tmp_path: Path) -> None:
+    """`traces check-template` with the client side rendered from the model's own GGUF metadata
+    (vocabulary and chat template, as llama-server loads them) against the server's
+    /apply-template and /tokenize; prints the parity figure."""
+    pytest.importorskip("gguf")
+    out = tmp_path / "parity.json"
+    stdout = trajbench(
+        "traces", "check-template", str(mlperf_shards), "--endpoint", llama_url, "--model", MODEL,
+        "--tokenizer", f"gguf:{_gguf()}", "--sample", "12", "--json", str(out),
+    )  # fmt: skip
+    report = json.loads(out.read_text("utf-8"))
+    assert report["api"] == "llamacpp" and len(report["turns"]) == 12
+    for turn in report["turns"]:
+        assert turn["client_tokens"] > 0 and turn["engine_tokens"] > 0
+        assert turn["identical"] == (turn["first_divergence"] is None)
+    print(f"llama.cpp template parity: {report['identical']} of 12 turns identical ({100 * report['parity']:.1f} %)")
+    assert f"parity: {report['identical']} of 12 sampled turns identical" in stdout
+    # measured: SmolLM2's template rendered client-side from the GGUF gives the server's ids exactly
+    assert report["parity"] == 1.0, stdout

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from runfolders import run_info
 
+from replay import Slo
 from replay.metrics import reference_metrics, trajbench_metrics
 from replay.numbers import Connections
 from replay.records import Record, RecordWriter, tokens_after_first, tpot_ns
@@ -274,7 +275,8 @@ def test_result_summary_matches_the_golden_shape(tmp_path: Path) -> None:
     run = {"profile": "kimi-k3", "concurrency": 2, "target": "simulated", "started_monotonic_ns": 123}
     records = [*RECORDS, rec("D", 1, 0.2, 0.3, 1.1, out=9, client_out=9, content="abc", first_chars=1, after_first=6)]
     conns = Connections(prewarmed=2, prewarm_failed=0, opened_in_run=1, reconnects=1, expired=0, kept_alive=True)
-    summary = json.loads(build_summary(records, run, window_close_ns=3 * S, connections=conns).text())
+    slo = Slo(ttft_ms=500.0, tpot_ms=None, session_s=2.0)  # goodput's section is part of the shape
+    summary = json.loads(build_summary(records, run, window_close_ns=3 * S, connections=conns, slo=slo).text())
     shape = _shape(summary)
     if os.environ.get("TRAJBENCH_UPDATE_GOLDEN"):
         GOLDEN.parent.mkdir(exist_ok=True)

@@ -12,7 +12,7 @@ import pytest
 from browser import console_errors, dom, screenshot
 from runfolders import run_info
 
-from replay import Gates, Record, ReplayError, build_report
+from replay import Gates, Record, ReplayError, Slo, build_report
 from replay.plots import curve_name
 from replay.points import collect_points, load_points
 from replay.summary import build_summary
@@ -244,3 +244,27 @@ def test_report_renders_in_headless_chromium(sweep: Path, tmp_path: Path) -> Non
     assert "sys: research gates: dataset-derived — not an official result" in html
     assert "measured against trajbench's simulator" in html
     assert console_errors(log + dom_log) == []
+
+
+def test_goodput_is_an_alternative_y_axis_of_the_pareto_report(tmp_path: Path) -> None:
+    """Runs with an SLO (--slo): their goodput is a column and a second Pareto chart; a report of
+    runs without one shows neither (test_report_files_and_reproducibility)."""
+    root = tmp_path / "slo"
+    slo = Slo(ttft_ms=1000.0, tpot_ms=None, session_s=0.5)  # t0 has 4 turns of 150 ms (0.6 s): late
+    for c, e2e in ((1, 100), (2, 150)):
+        folder = root / f"c{c:04d}"
+        folder.mkdir(parents=True)
+        records = [_record(k, k * 100_000_000 // c, e2e, 40) for k in range(12)]
+        info = run_info(concurrency=c, slo=slo)
+        info.write(folder)
+        build_summary(records, info.to_json(), slo=info.slo).write(folder)
+    SweepPlan({}, [1, 2], [SweepPoint(c, f"c{c:04d}", "done") for c in (1, 2)]).write(root)
+    out = build_report([("sys", root)], tmp_path / "r", gates_of=None)
+    rows = {r["concurrency"]: r for r in json.loads((out.parent / "points.json").read_text())["points"]}
+    # every turn meets TTFT 1 s: goodput of turns = throughput; sessions: 0.4 s each at C=1, 0.6 s at C=2
+    assert rows[1]["goodput_tps"] == pytest.approx(rows[1]["throughput_tps"])
+    assert rows[1]["session_goodput_tps"] == pytest.approx(rows[1]["throughput_tps"])
+    assert rows[2]["session_goodput_tps"] == 0.0
+    assert (out.parent / "pareto_goodput.png").is_file() and (out.parent / "pareto_session_goodput.png").is_file()
+    html = out.read_text()
+    assert '<h2 id="goodput">Goodput vs per-user speed</h2>' in html and 'data-key="goodput_tps"' in html

@@ -100,14 +100,14 @@ def _check_incremental(tok: Any, traj: Any, whole: Any, every: int = 1) -> int:
 
 # ---------------------------------------------------------------- registry and errors
 def test_registry_lists_every_kind() -> None:
-    assert sorted(TOKENIZERS) == ["hf", "kimi", "qwen3.6", "tiktoken"]
+    assert sorted(TOKENIZERS) == ["gguf", "hf", "kimi", "qwen3.6", "tiktoken"]
     assert TOKENIZERS["qwen3.6"].path is None and TOKENIZERS["hf"].path == "DIR"
 
 
 @pytest.mark.parametrize(
     ("spec", "needle"),
     [
-        ("nope", "unknown tokenizer 'nope'; choose one of hf, kimi, qwen3.6, tiktoken"),
+        ("nope", "unknown tokenizer 'nope'; choose one of gguf, hf, kimi, qwen3.6, tiktoken"),
         ("hf", "needs a local path: --tokenizer hf:DIR"),
         ("qwen3.6:/x", "takes no path"),
         ("tiktoken:{tmp}/missing.tiktoken", "missing.tiktoken: no such file"),
@@ -187,7 +187,13 @@ def test_cli_lists_the_registry() -> None:
 
     res = CliRunner().invoke(cli, ["tokenizers"])
     assert res.exit_code == 0
-    assert [line.split()[0] for line in res.output.splitlines()] == ["qwen3.6", "hf:DIR", "tiktoken:FILE", "kimi:DIR"]
+    assert [line.split()[0] for line in res.output.splitlines()] == [
+        "qwen3.6",
+        "hf:DIR",
+        "tiktoken:FILE",
+        "kimi:DIR",
+        "gguf:FILE",
+    ]
 
 
 def test_qwen36_special_tokens_and_encode(qwen: Any) -> None:
@@ -387,3 +393,63 @@ def test_build_fills_token_columns_and_fingerprint(qwen: Any, sample: Path, tmp_
         for a, b in itertools.pairwise(turns):  # ISL grows by exactly the next turn's delta
             assert b["isl_tokens"] - a["isl_tokens"] == b["delta_tokens"]
     assert any(r["expected_osl_tokens"] for r in rows)
+
+
+# ---------------------------------------------------------------- gguf:FILE
+def _tiny_gguf(path: Path, pre: str = "smollm", model: str = "gpt2") -> Path:
+    """A GGUF file with a byte-level BPE vocabulary of its own (every byte, two merges, two
+    specials) and a ChatML-like template: what llama.cpp would read, with no weights."""
+    gguf = pytest.importorskip("gguf")
+    tokens = _tiny_tokens()
+    types = [3, 3] + [1] * (len(tokens) - 2)
+    w = gguf.GGUFWriter(str(path), "llama")
+    w.add_tokenizer_model(model)
+    w.add_tokenizer_pre(pre)
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges(["Ġ h", "h i"])
+    w.add_bos_token_id(0)
+    w.add_eos_token_id(1)
+    w.add_chat_template(
+        "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+def test_gguf_vocabulary_and_template(tmp_path: Path) -> None:
+    tok = load_tokenizer(f"gguf:{_tiny_gguf(tmp_path / 'tiny.gguf')}")
+    assert tok.name == "gguf:tiny.gguf"
+    text = tok.render([{"role": "user", "content": "hi h 12"}], None)
+    assert text == "<|im_start|>user\nhi h 12<|im_end|>\n<|im_start|>assistant\n"
+    ids = tok.encode(text)
+    assert tok.decode(ids) == text
+    hi, space_h = len(_tiny_tokens()) - 1, len(_tiny_tokens()) - 2
+    assert ids[0] == 0 and ids.count(1) == 1  # the specials are single tokens
+    assert hi in ids and space_h in ids  # "hi" and " h" merged
+    assert tok.encode("12") == [2 + 0x31 - 0x21, 2 + 0x32 - 0x21]  # smollm: digits split one by one
+    assert tok.count_messages([{"role": "user", "content": "hi h 12"}], None) == len(ids)
+
+
+def _tiny_tokens() -> list[str]:
+    """Two specials, the 256 byte-level characters (GPT-2's order: "!" first), then " h" and "hi"."""
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+    return ["<|im_start|>", "<|im_end|>", *bytes_to_unicode().values(), "Ġh", "hi"]
+
+
+def test_gguf_refuses_what_it_cannot_rebuild(tmp_path: Path) -> None:
+    spm = _tiny_gguf(tmp_path / "spm.gguf", model="llama")
+    with pytest.raises(
+        TokenizerError, match=r"vocabulary 'llama' .* pass the model's tokenizer folder \(--tokenizer hf:DIR\)"
+    ):
+        load_tokenizer(f"gguf:{spm}")
+    with pytest.raises(TokenizerError, match=r"no such file; pass the local path of a \.gguf model file"):
+        load_tokenizer(f"gguf:{tmp_path / 'nope.gguf'}")
+    (tmp_path / "junk.gguf").write_bytes(b"not gguf at all")
+    with pytest.raises(TokenizerError, match="not a readable GGUF file"):
+        load_tokenizer(f"gguf:{tmp_path / 'junk.gguf'}")

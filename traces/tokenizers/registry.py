@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .chat import ChatTokenizer, TokenizerError
-from .loaders import load_hf, load_kimi, load_qwen36, load_tiktoken
+from .loaders import load_gguf, load_hf, load_kimi, load_qwen36, load_tiktoken
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,12 @@ TOKENIZERS: dict[str, TokenizerKind] = {
     ),
     "kimi": TokenizerKind(
         "kimi", "DIR", "Kimi model folder: tiktoken.model, tokenizer_config.json and its chat template", load_kimi
+    ),
+    "gguf": TokenizerKind(
+        "gguf",
+        "FILE",
+        "GGUF model file (what llama.cpp serves): its byte-level BPE vocabulary and chat template, via the gguf package",
+        load_gguf,
     ),
 }
 
