@@ -21,6 +21,7 @@ import traces
 from traces import Instance, Shards, TurnPrompt
 
 from .config import DEFAULT_LIMITS, ResponseLimits
+from .loops import frozen_heap
 from .records import Record
 
 if TYPE_CHECKING:
@@ -144,6 +145,10 @@ class Scheduler:
     async def run(self) -> None:
         """Run every slot to its end. A slot that raises (a bug, unreadable shards) stops the
         worker: the other slots are cancelled (their turns in flight recorded) and it re-raises."""
+        with frozen_heap():
+            await self._run_slots()
+
+    async def _run_slots(self) -> None:
         self._tasks = [asyncio.create_task(self._slot(s), name=f"slot-{s}") for s in self.plan.slots]
         try:
             try:
