@@ -1221,7 +1221,7 @@ def replay_sweep(
     "--pin/--no-pin",
     default=True,
     show_default=True,
-    help="Run the server on one CPU and the clients on the others (Linux, 2+ CPUs).",
+    help="In the paced phase, run the server on one CPU and the clients on the others (Linux, 2+ CPUs).",
 )
 @click.option(
     "--compare",

@@ -195,6 +195,7 @@ class ChatStream:
         "finish_reason",
         "first_chars",
         "frame",
+        "frame_end",
         "frame_tried",
         "parser",
         "reasoning",
@@ -218,6 +219,7 @@ class ChatStream:
         self.tool_deltas = 0
         #: (prefix, suffix): this stream's content-chunk line around its text, once learned (`_learn`)
         self.frame: tuple[bytes, bytes] = (b"", b"")
+        self.frame_end = b""  # the suffix and the blank line: a read holding one framed chunk ends so
         self.frame_tried = False  # learned from the first plain content chunk only
         self.first_chars: int | None = None  # characters of the first chunk's text and call pieces
         self.finish_reason: str | None = None
@@ -237,6 +239,24 @@ class ChatStream:
         parser = self.parser
         if parser.done:
             return self.done
+        pre, tail = self.frame[0], self.frame_end
+        if (
+            pre
+            and data[: len(pre)] == pre
+            and data[-len(tail) :] == tail
+            and not parser._buf
+            and parser._pending is None
+            and len(pre) + len(tail) < len(data) <= parser.max_event_bytes
+        ):
+            # What a paced engine sends once the frame is known: one content chunk in the read.
+            try:  # the text with its quotes: the frame's last byte and the suffix's first
+                text = orjson.loads(data[len(pre) - 1 : len(data) - len(tail) + 1])
+            except orjson.JSONDecodeError:
+                text = None  # not the same shape after all: the rules below decide
+            if text:
+                self.content.append(text)
+                self.chunk_ns.append(t_ns)
+                return self.done
         if parser._buf:
             data = parser._buf + data
         elif data.endswith(b"}\n\n") and data.startswith(b"data: {") and data.find(b"\n") == len(data) - 2:
@@ -312,16 +332,6 @@ class ChatStream:
     def _one(self, data: bytes, t_ns: int) -> bool:
         """A read that is exactly `data: {json}` and a blank line: fold it; False (nothing
         changed) when it is not a JSON chunk, so the general path states the rules."""
-        pre, suf = self.frame
-        if pre and data[: len(pre)] == pre and data[-len(suf) - 2 : -2] == suf and len(data) > len(pre) + len(suf) + 2:
-            try:
-                text = orjson.loads(data[len(pre) - 1 : len(data) - len(suf) - 1])
-            except orjson.JSONDecodeError:
-                text = None
-            if text:
-                self.content.append(text)
-                self.chunk_ns.append(t_ns)
-                return True
         try:
             obj = orjson.loads(memoryview(data)[6:])  # no copy; the blank line is JSON whitespace
         except orjson.JSONDecodeError:
@@ -371,6 +381,7 @@ class ChatStream:
         probe["choices"][0]["delta"]["content"] = text
         if probe == obj:
             self.frame = (pre, suf)
+            self.frame_end = suf + b"\n\n"
 
     def close(self, t_ns: int | None = None) -> bool:
         """End of the HTTP body; a stream that never said [DONE] is complete only if it finished."""

@@ -9,8 +9,9 @@ Two phases, each against a fresh `replay.calibrate.server` process (never the cl
    clock) for TTFT (first chunk) and ITL (gap vs the server's gap), p50/p99.
 Comparison clients (`COMPARE`) run the same phases against the same server settings.
 
-By default (`pin`) the server runs on one CPU and the clients on the others, so the timing error
-is the client's own, not the two fighting over a core. Client processes are spawned with
+By default (`pin`) the paced phase runs the server on one CPU and the clients on the others, so
+the timing error is the client's own, not the two fighting over a core; the saturated phase
+leaves them free to share the cores (its figure is CPU, not timing). Client processes are spawned with
 `multiprocessing` and released together by a barrier. Each phase runs as many server processes
 as client workers (one shared port), so the server is less often the bottleneck. The
 server spreads answer lengths so streams do not run in lockstep (see `replay.calibrate.server`).
@@ -398,19 +399,20 @@ def calibrate(
     ours = f"trajbench-{loop}"
     others = [name for name in compare if name != "none"]
     rows: list[CalRow] = []
-    phases = (
-        ("saturated", turns, tokens, 0.0, 0.0, workers),
-        ("paced", max(2 * concurrency, turns // 2), paced.tokens, paced.itl_ms / 1000, paced.ttft_ms / 1000, workers),
+    paced_turns = max(2 * concurrency, turns // 2)
+    phases = (  # (phase, turns, chunks a turn, tick, TTFT, server CPUs, client CPUs)
+        ("saturated", turns, tokens, 0.0, 0.0, None, None),
+        ("paced", paced_turns, paced.tokens, paced.itl_ms / 1000, paced.ttft_ms / 1000, server_cpus, client_cpus),
     )
-    for phase, n, k, interval_s, ttft_s, most in phases:
-        with _Server(k, interval_s, procs=most, ttft_s=ttft_s, cores=server_cpus) as srv:
-            for w in range(1, most + 1):
+    for phase, n, k, interval_s, ttft_s, on_server, on_clients in phases:
+        with _Server(k, interval_s, procs=workers, ttft_s=ttft_s, cores=on_server) as srv:
+            for w in range(1, workers + 1):
                 echo(f"{phase}: {ours}, {w} worker(s), C={concurrency}")
-                runs = _run_ours(srv.url, w, concurrency, n, k, "fast", loop, client_cpus)
+                runs = _run_ours(srv.url, w, concurrency, n, k, "fast", loop, on_clients)
                 rows.append(_row(phase, ours, w, concurrency, runs))
             for name in others:
                 echo(f"{phase}: {name}, C={concurrency}")
-                runs = COMPARE[name](srv.url, 1, concurrency, n, k, py, client_cpus)
+                runs = COMPARE[name](srv.url, 1, concurrency, n, k, py, on_clients)
                 rows.append(_row(phase, name, 1, concurrency, runs))
     return rows
 
@@ -440,7 +442,8 @@ def layout_line(pin: bool, paced: Paced) -> str:
     """What the two phases were, for the terminal: pacing and where each process ran."""
     server, clients = pin_layout(pin)
     where = (
-        f"server pinned to CPU {','.join(map(str, sorted(server)))}, clients to CPU {','.join(map(str, sorted(clients)))}"
+        f"paced server pinned to CPU {','.join(map(str, sorted(server)))}, "
+        f"clients to CPU {','.join(map(str, sorted(clients)))}"
         if server and clients
         else "unpinned"
     )
