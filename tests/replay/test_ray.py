@@ -49,11 +49,11 @@ def _ray_start(args: list[str], log: Path, env: dict[str, str]) -> subprocess.Po
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
     if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)  # its own session: the node's processes, nothing else
+        proc.terminate()  # `ray start --block` stops its node's processes
         try:
-            proc.wait(20)
+            proc.wait(15)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+            os.killpg(proc.pid, signal.SIGKILL)  # its own session: that node's processes, nothing else
             proc.wait(10)
 
 
