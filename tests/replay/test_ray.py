@@ -193,9 +193,7 @@ async def _kill_worker_once_busy(srv: LoopbackServer, worker: int, after: int) -
     ray.kill(actor, no_restart=True)
 
 
-def test_a_killed_worker_loses_only_its_in_flight_turns(
-    ray_cluster: str, sample_shards: Path, tmp_path: Path
-) -> None:
+def test_a_killed_worker_loses_only_its_in_flight_turns(ray_cluster: str, sample_shards: Path, tmp_path: Path) -> None:
     config = _config(
         sample_shards,
         "",
