@@ -6,9 +6,10 @@ window, record stamping) and the one record writer. Each actor runs the very wor
 backend runs (`replay.workers.run_worker`: one event loop, one client, its share of the slots);
 only the transport differs. The driver long-polls each actor's outbox: a poll returns at once
 when a slot asks for work (or a worker is ready or ends) and otherwise lingers a few
-milliseconds so finished records travel in batches, not one Ray call per turn. Messages to an
-actor (`Assign`, `Start`, `WindowClosed`, `Stop`) are delivered by one call each; their order
-does not matter (an `Assign` answers one request id, the others only set flags).
+milliseconds so finished records travel in batches, not one Ray call per turn. The answers to a
+batch (`Assign`s) ride on the next poll; the rare broadcasts (`Start`, `WindowClosed`, `Stop`)
+are one call each. Their order does not matter (an `Assign` answers one request id, the others
+only set flags).
 
 Clocks: a worker times its turns on its own monotonic clock. The driver estimates each worker's
 offset (round-trip midpoint, the sample with the shortest round trip wins, its half round trip
@@ -171,9 +172,12 @@ class RayWorker:
         if isinstance(msg, _URGENT):
             self._urgent.set()
 
-    async def poll(self, linger_s: float) -> list[object]:
-        """Everything sent since the last poll; waits for the first message, then up to `linger_s`
-        more for a batch unless something urgent is already waiting."""
+    async def poll(self, linger_s: float, inbox: list[object]) -> list[object]:
+        """Takes the driver's answers to the last batch (`inbox`: the `Assign`s, riding on this
+        call instead of one call each), then returns everything sent since the last poll: waits
+        for the first message, then up to `linger_s` more for a batch unless something urgent
+        is already waiting."""
+        await self.deliver(inbox)
         await self._any.wait()
         if not self._urgent.is_set():
             try:
@@ -220,6 +224,7 @@ class RayBackend:
         self._clocks = {w: WorkerClock() for w in self.plans}
         self._lost: dict[int, str] = {}
         self._status: dict[int, tuple[int, int]] = {}
+        self._replies: dict[int, list[object]] = {w: [] for w in self.plans}
         self._connections: dict[int, Connections | None] = {}
         self._current: dict[tuple[int, int], int] = {}  # (worker, slot) → ordinal it runs
         self._recorded: dict[tuple[int, int], set[int]] = {}  # (worker, slot) → turns recorded
@@ -309,7 +314,8 @@ class RayBackend:
         actor = self._actors[worker]
         try:
             while worker in self._live:
-                for msg in await actor.poll.remote(LINGER_S):
+                inbox, self._replies[worker] = self._replies[worker], []
+                for msg in await actor.poll.remote(LINGER_S, inbox):
                     self._handle(worker, msg)
         except asyncio.CancelledError:
             raise
@@ -327,7 +333,7 @@ class RayBackend:
             else:
                 self._current[key] = ordinal
                 self._recorded[key] = set()
-            self._send(worker, Assign(msg.request_id, ordinal))
+            self._replies[worker].append(Assign(msg.request_id, ordinal))  # rides on the next poll
             if self.coordinator.window_close_ns is not None and not self._announced:
                 self._announced = True
                 self._broadcast(WindowClosed(self.coordinator.window_close_ns, self.coordinator.stopped))

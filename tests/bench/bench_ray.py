@@ -1,7 +1,7 @@
 """`--backend ray` against `--backend process` on this host (prints figures, asserts nothing).
 
     .venv/bin/python tests/bench/bench_ray.py [--concurrency 128,512] [--workers 2] [--tokens 32]
-        [--tick-ms 10] [--passes 1]
+        [--tick-ms 10] [--passes 1] [--profile]
 
 Both backends replay the bundled sample (delays off, `--passes` × C instances) against the
 calibration server (`replay.calibrate.server`) pacing every stream like an engine. Each chunk's
@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import os
+import pstats
 import re
 import signal
 import subprocess
@@ -92,10 +94,17 @@ def stop_cluster(procs: list[subprocess.Popen[bytes]]) -> None:
             proc.wait(10)
 
 
-def measure(config: RunConfig) -> tuple[float, int, list[int]]:
+def measure(config: RunConfig, profile: bool = False) -> tuple[float, int, list[int]]:
+    prof = cProfile.Profile() if profile else None
     cpu0 = time.process_time()
+    if prof is not None:
+        prof.enable()
     run_dir = asyncio.run(run_replay(config))
+    if prof is not None:
+        prof.disable()
     cpu = time.process_time() - cpu0
+    if prof is not None:
+        pstats.Stats(prof).sort_stats("tottime").print_stats(25)
     recs = [r for r in read_records(run_dir) if r.ok]
     errs = [r.t_first_ns - int(r.content[:STAMP]) for r in recs if r.t_first_ns is not None]
     return cpu, len(recs), errs
@@ -108,6 +117,7 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=32, help="mean chunks per turn")
     ap.add_argument("--tick-ms", type=float, default=10.0, help="server tick: one chunk per stream per tick")
     ap.add_argument("--passes", type=int, default=1, help="instances per slot")
+    ap.add_argument("--profile", action="store_true", help="cProfile the driver of the Ray runs (own time)")
     args = ap.parse_args()
     print(
         f"tests/bench/bench_ray.py --concurrency {args.concurrency} --workers {args.workers} --tokens {args.tokens} "
@@ -136,7 +146,7 @@ def main() -> None:
                             backend=backend,
                             ray_address=address,
                         )
-                        cpu, turns, errs = measure(config)
+                        cpu, turns, errs = measure(config, args.profile and backend == "ray")
                         p50, p99 = (np.percentile(errs, [50, 99]) / 1e6) if errs else (float("nan"),) * 2
                         print(
                             f"C={c:4d} {backend:7s} W={args.workers} turns={turns:5d} driver CPU/turn "
