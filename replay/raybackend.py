@@ -31,6 +31,7 @@ import logging
 import socket
 import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, cast
 
 from .backend import Sink
@@ -210,7 +211,8 @@ class RayBackend:
         resource: str | None = None,
         min_workers: int = 1,
     ) -> None:
-        self.plans = {p.worker: p for p in plans}
+        # the shards by absolute path: an actor's working folder is not the driver's
+        self.plans = {p.worker: replace(p, shards=str(Path(p.shards).resolve())) for p in plans}
         self.coordinator = coordinator
         self.sink = sink
         self.address = address

@@ -21,7 +21,7 @@ import pytest
 from loopback_server import LoopbackServer, Reply
 
 import traces
-from replay import ReplayError
+from replay import ReplayError, raybackend
 from replay.config import RunConfig
 from replay.records import read_records
 from replay.run import planned_turns, run_replay
@@ -193,7 +193,10 @@ async def _kill_worker_once_busy(srv: LoopbackServer, worker: int, after: int) -
     ray.kill(actor, no_restart=True)
 
 
-def test_a_killed_worker_loses_only_its_in_flight_turns(ray_cluster: str, sample_shards: Path, tmp_path: Path) -> None:
+def test_a_killed_worker_loses_only_its_in_flight_turns(
+    ray_cluster: str, sample_shards: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(raybackend, "CLOCK_RECHECK_S", 0.2)  # clocks re-checked during the run
     config = _config(
         sample_shards,
         "",
@@ -228,6 +231,7 @@ def test_a_killed_worker_loses_only_its_in_flight_turns(ray_cluster: str, sample
     assert sum(1 for r in recs if r.worker == 0 and r.ok) > 0
     info = read_run_info(run_dir)
     assert info.ray is not None and info.ray.workers[1].lost and info.ray.workers[0].lost is None
+    assert info.ray.workers[0].clock_checks >= 3 and info.ray.workers[0].clock_offset_range_ns is not None
 
 
 def test_below_min_workers_the_run_stops_with_a_clear_error(
