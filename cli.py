@@ -694,6 +694,10 @@ class RunOptions:
     headers: tuple[str, ...]
     no_session_header: bool
     workers: int
+    backend: str
+    ray_address: str
+    ray_resource: str | None
+    min_workers: int
     overwrite: bool
     tokenizer: str | None
     api_key_env: str
@@ -745,6 +749,10 @@ class RunOptions:
             drain_timeout=self.drain_timeout,
             headers=() if self.no_session_header else (self.headers or replay.DEFAULT_HEADERS),
             workers=self.workers,
+            backend=self.backend,
+            ray_address=self.ray_address,
+            ray_resource=self.ray_resource,
+            min_workers=self.min_workers,
             out=out,
             overwrite=self.overwrite if overwrite is None else overwrite,
             tokenizer=self.tokenizer,
@@ -975,7 +983,25 @@ def run_options(f: F) -> F:
             default=1,
             show_default=True,
             type=click.IntRange(min=1),
-            help="Worker processes sharing the slots (1 = in-process).",
+            help="Workers sharing the slots (1 = in-process); processes, or Ray actors with --backend ray.",
+        ),
+        click.option(
+            "--backend",
+            type=click.Choice(replay.BACKENDS),
+            default="auto",
+            show_default=True,
+            help="Where workers run: auto (in-process for 1, else processes), process, or ray (docs/ray.md).",
+        ),
+        click.option(
+            "--ray-address", default="auto", show_default=True, help="--backend ray: the cluster's HOST:PORT."
+        ),
+        click.option("--ray-resource", default=None, help="--backend ray: pin workers to nodes with this resource."),
+        click.option(
+            "--min-workers",
+            default=1,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help="--backend ray: stop with an error when fewer workers are left alive.",
         ),
         click.option("--overwrite", is_flag=True, help="Reuse an existing run folder."),
         click.option(

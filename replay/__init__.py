@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .config import DEFAULT_HEADERS, ResponseLimits, RunConfig
+from .config import BACKENDS, DEFAULT_HEADERS, ResponseLimits, RunConfig
 from .errors import AllTurnsFailed, Interrupted, ReplayError
 from .layout import RECORDS_FILE, REPORT_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FILE
 from .slo import Slo, parse_slo
@@ -74,6 +74,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "BACKENDS",
     "DEFAULT_HEADERS",
     "RECORDS_FILE",
     "REPORT_FILE",

@@ -13,6 +13,8 @@ from .slo import Slo
 
 #: docs/requests.md: the session header every request carries unless the user names others (or none).
 DEFAULT_HEADERS = ("X-Session-ID",)
+#: Where a run's workers run (docs/ray.md).
+BACKENDS = ("auto", "process", "ray")
 #: What --api-key-env may hold: the name of an environment variable, never a key.
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -91,6 +93,13 @@ class RunConfig:
     api_key_env: str | None = None
     # Service-level objectives judging goodput (replay.goodput); they never change what is sent.
     slo: Slo = NO_SLO
+    # Where the workers run (docs/ray.md): "auto" (in-process for one worker, else processes),
+    # "process", or "ray" (actors on a Ray cluster at ray_address, optionally pinned to nodes
+    # advertising the custom resource ray_resource; the run stops below min_workers live ones).
+    backend: str = "auto"
+    ray_address: str = "auto"
+    ray_resource: str | None = None
+    min_workers: int = 1
 
     def check(self) -> None:
         if self.concurrency < 1:
@@ -104,6 +113,12 @@ class RunConfig:
                 f"--workers {self.workers} is more than --concurrency {self.concurrency}; "
                 "every worker needs at least one slot"
             )
+        if self.backend not in BACKENDS:
+            raise ReplayError(f"--backend {self.backend!r}: choose one of {', '.join(BACKENDS)}")
+        if self.backend != "ray" and (self.ray_resource is not None or self.min_workers != 1):
+            raise ReplayError("--ray-resource and --min-workers apply to --backend ray only (docs/ray.md)")
+        if not 1 <= self.min_workers <= self.workers:
+            raise ReplayError(f"--min-workers must be between 1 and --workers {self.workers}, got {self.min_workers}")
         if self.max_completion_tokens is not None and self.max_completion_tokens < 1:
             raise ReplayError(f"--max-completion-tokens must be >= 1, got {self.max_completion_tokens}")
         if self.turn_timeout <= 0:

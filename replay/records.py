@@ -30,7 +30,8 @@ from .errors import ReplayError
 from .layout import RECORDS_FILE, RECORDS_ZST_FILE
 
 #: Error kinds a failed turn can carry. `reset`: the server dropped the connection after the
-#: request was written (never resent); `too_large`: the response broke a size cap.
+#: request was written (never resent); `too_large`: the response broke a size cap; `worker-lost`:
+#: the worker running the turn died (a Ray actor lost with its node), docs/ray.md.
 ERROR_KINDS = (
     "http",
     "stream",
@@ -42,6 +43,7 @@ ERROR_KINDS = (
     "too_large",
     "aborted",
     "cancelled",
+    "worker-lost",
 )
 
 

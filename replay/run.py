@@ -4,7 +4,7 @@
 the open-file limit the concurrency needs (`replay.limits`), then the endpoint (the embedded
 simulator is started when none is given) with `replay.preflight`. Only then does it prepare the
 folder, write `run.json` (with the target: real, or simulated and how that was recognised), run
-the slots (in-process or in worker processes) with their status on stderr (`--progress`), write every record as its
+the slots (in-process, in worker processes or on Ray actors, docs/ray.md) with their status on stderr (`--progress`), write every record as its
 turn finishes, and end with `result_summary.json`, `report.txt` and the records compressed
 (`records.jsonl.zst`). Ctrl-C (or SIGTERM) stops
 issuing and lets in-flight turns finish for `drain_timeout` seconds, then cancels them; a second
@@ -74,8 +74,12 @@ async def _run_replay(
     verification = traces.verify_shards(shards)  # a tampered or corrupt shard never reaches the wire
     profile = traces.get_profile(config.profile)
     num = config.num_trajectories if config.num_trajectories is not None else len(shards)
-    if client_factory is not None and config.workers > 1:
+    if client_factory is not None and (config.workers > 1 or config.backend != "auto"):
         raise ReplayError("a custom client works only in-process; use --workers 1")
+    if config.backend == "ray":
+        from .raybackend import import_ray
+
+        import_ray()  # not installed: told before anything starts
     counter = load_counter(config.tokenizer, profile)  # a bad --tokenizer fails before anything starts
     ensure_open_files(config.concurrency, config.workers)
     run_dir = run_dir_of(config)  # checked now, created only once the endpoint has passed
@@ -126,17 +130,15 @@ async def _run_replay(
                     state.add(record)
                     progress.advance()
 
-                if config.workers == 1:
-                    backend = LocalBackend(
-                        plans[0], coordinator, sink, client_factory=client_factory or open_client, counter=counter
-                    )
-                else:
-                    backend = ProcessBackend(plans, coordinator, sink)
+                backend = _backend(config, plans, coordinator, sink, client_factory, counter)
                 try:
                     with progress:
                         await _drive(backend, config.drain_timeout, state, interrupt)
                 finally:
                     connections = backend.connections()
+                    ray_info = getattr(backend, "info", None)
+                    if ray_info is not None:  # where the Ray workers ran and their clocks
+                        replace(info, ray=ray_info()).write(run_dir)
     except BaseException:
         crashed = True
         raise
@@ -144,6 +146,31 @@ async def _run_replay(
         if started:  # else nothing ran (the simulator did not start, the preflight failed)
             _finish(run_dir, coordinator, state, crashed, connections)
     return run_dir
+
+
+def _backend(
+    config: RunConfig,
+    plans: list[WorkerPlan],
+    coordinator: Coordinator,
+    sink: Callable[[Any], None],
+    client_factory: Callable[[WorkerPlan], Any] | None,
+    counter: Any,
+) -> Backend:
+    """In-process for one worker (unless a backend is named), else processes, or Ray actors."""
+    if config.backend == "ray":
+        from .raybackend import RayBackend
+
+        return RayBackend(
+            plans,
+            coordinator,
+            sink,
+            address=config.ray_address,
+            resource=config.ray_resource,
+            min_workers=config.min_workers,
+        )
+    if config.workers == 1 and config.backend == "auto":
+        return LocalBackend(plans[0], coordinator, sink, client_factory=client_factory or open_client, counter=counter)
+    return ProcessBackend(plans, coordinator, sink)
 
 
 def _finish(
@@ -366,6 +393,10 @@ def run_info(
         drain_timeout=config.drain_timeout,
         headers=list(config.headers),
         workers=config.workers,
+        backend=config.backend,
+        ray_address=config.ray_address if config.backend == "ray" else None,
+        ray_resource=config.ray_resource,
+        min_workers=config.min_workers if config.backend == "ray" else None,
         tokenizer=config.tokenizer,
         limits=config.limits,
         max_completion_tokens=config.max_completion_tokens,

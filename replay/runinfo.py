@@ -64,6 +64,36 @@ class Preflight:
 
 
 @dataclass(frozen=True)
+class RayWorkerInfo:
+    """One Ray worker of a `--backend ray` run (docs/ray.md): where it ran and its clock."""
+
+    worker: int
+    slots: int
+    node_id: str
+    node_ip: str
+    hostname: str
+    #: its monotonic clock minus the driver's (latest check), ± half the shortest round trip
+    clock_offset_ns: int | None
+    clock_uncertainty_ns: int | None
+    clock_checks: int
+    clock_offset_range_ns: int | None  # max − min offset over the checks (drift seen)
+    lost: str | None = None  # why it died mid-run, if it did
+
+
+@dataclass(frozen=True)
+class RayRun:
+    """How a `--backend ray` run placed its workers and mapped their clocks (written at the end)."""
+
+    address: str
+    placement: str  # "spread", or "resource:NAME" (pinned to nodes advertising NAME)
+    min_workers: int
+    workers: list[RayWorkerInfo]
+    #: turns whose send lay within the clock uncertainty of the window close (decided by the
+    #: offset estimate, docs/ray.md)
+    window_edge_turns: int
+
+
+@dataclass(frozen=True)
 class RunInfo(traces.JsonFile):
     FILE = RUN_FILE
 
@@ -109,6 +139,13 @@ class RunInfo(traces.JsonFile):
     profile_built_in: bool | None = None
     event_loop: str | None = None  # the client processes' event loop (replay.loops)
     slo: Slo | None = None  # --slo / --session-slo: what goodput is judged by (None: no SLO)
+    # How the slots were driven (docs/ray.md): "auto" (in-process for one worker, else processes),
+    # "process" or "ray"; `ray` is filled in when a Ray run ends.
+    backend: str = "auto"
+    ray_address: str | None = None
+    ray_resource: str | None = None
+    min_workers: int | None = None
+    ray: RayRun | None = None
 
 
 def read_run_info(run_dir: str | os.PathLike[str]) -> RunInfo:

@@ -184,17 +184,7 @@ class Scheduler:
     async def _run_instance(self, slot: int, ref: InstanceRef) -> None:
         loop = asyncio.get_running_loop()
         instance = await loop.run_in_executor(self._reader, self.shards.instance, ref.shard_index)
-        repeat, logical, salt = instance_prompts(self.shards, instance, ref.cycle)
-        first = instance.turns[0]
-        run = _Run(
-            slot,
-            logical,
-            repeat,
-            session_headers(self.plan.headers, logical),
-            salt.repeat if salt else first.salt_repeat,
-            salt.conversation if salt else first.salt_conversation,
-        )
-        prompts = list(traces.iter_prompts(instance, salt=salt))
+        run, prompts = self._prepare(slot, ref, instance)
         for k, prompt in enumerate(prompts):
             delay = prompt.row.delay_seconds if self.plan.inject_delays else 0.0
             if delay > 0 and not await self._wait_delay(delay):
@@ -206,6 +196,39 @@ class Scheduler:
             if not record.ok:
                 self._abort_rest(run, prompts[k + 1 :], record)
                 return
+
+    def _prepare(self, slot: int, ref: InstanceRef, instance: Instance) -> tuple[_Run, list[TurnPrompt]]:
+        repeat, logical, salt = instance_prompts(self.shards, instance, ref.cycle)
+        first = instance.turns[0]
+        run = _Run(
+            slot,
+            logical,
+            repeat,
+            session_headers(self.plan.headers, logical),
+            salt.repeat if salt else first.salt_repeat,
+            salt.conversation if salt else first.salt_conversation,
+        )
+        return run, list(traces.iter_prompts(instance, salt=salt))
+
+    def lost_turns(
+        self, slot: int, ordinal: int, recorded: set[int], t_ns: int, why: str, *, abort_rest: bool
+    ) -> list[Record]:
+        """The records of an instance whose worker died (docs/ray.md), built where the coordinator
+        is: its first turn without a record (in flight, waiting out its delay, or finished but
+        its record lost with the worker) fails as `worker-lost`; the turns after it are aborted by
+        the failure rule (docs/closed-loop.md), unless issuing had already stopped (they would
+        never have been sent). `recorded`: the turn numbers whose records did arrive."""
+        ref = resolve(ordinal, len(self.shards))
+        run, prompts = self._prepare(slot, ref, self.shards.instance(ref.shard_index))
+        rest = [p for p in prompts if p.row.turn not in recorded]
+        if not rest:
+            return []
+        lost = self._record(run, rest[0], 0.0, t_send_ns=t_ns, error=("worker-lost", why))
+        out = [lost]
+        if abort_rest:
+            reason = f"not sent: turn {lost.turn} of {run.logical} failed (worker-lost)"
+            out += [self._record(run, p, 0.0, t_send_ns=t_ns, error=("aborted", reason)) for p in rest[1:]]
+        return out
 
     async def _wait_delay(self, delay: float) -> bool:
         """Hold the slot for `delay` s; False when issuing stopped meanwhile."""

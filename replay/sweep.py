@@ -187,6 +187,7 @@ async def run_sweep(
                         concurrency=point.concurrency,
                         out=str(run_dir),
                         workers=min(base.workers, point.concurrency),
+                        min_workers=min(base.min_workers, point.concurrency),
                     ),
                     interrupt=interrupt,
                 )

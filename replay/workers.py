@@ -12,8 +12,9 @@ turn finishes), and one writer never interleaves lines, even records larger than
 write size. The cost is one pickle per turn over a local pipe, small next to the turn.
 
 Every process reads the same system-wide `time.monotonic_ns()` clock (CLOCK_MONOTONIC on Linux),
-so send times from different workers compare directly with the close time. A remote backend must
-add a per-machine clock offset.
+so send times from different workers compare directly with the close time. A remote backend
+(`replay.raybackend`) runs the same `run_worker` over another transport and maps each machine's
+clock with a measured offset.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import functools
 import multiprocessing as mp
 import operator
 import signal
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -164,12 +166,15 @@ class ProcessBackend:
         return functools.reduce(operator.add, known) if known and len(known) == len(self.plans) else None
 
 
-class PipeSource:
-    """The scheduler's view of a coordinator at the other end of a pipe (inside a worker)."""
+class RemoteSource:
+    """The scheduler's view of a coordinator at the other end of a transport (inside a worker).
 
-    def __init__(self, worker: int, conn: Connection) -> None:
+    Transport-agnostic: `send` carries a message to the coordinator (a pipe here, a Ray actor's
+    outbox in `replay.raybackend`), and the transport hands every message coming back to `handle`."""
+
+    def __init__(self, worker: int, send: Callable[[object], None]) -> None:
         self.worker = worker
-        self.conn = conn
+        self._send = send
         self.stop_event = asyncio.Event()
         self.started = asyncio.Event()
         self.scheduler: Scheduler | None = None
@@ -188,18 +193,11 @@ class PipeSource:
 
     def send(self, msg: object) -> None:
         try:
-            self.conn.send(msg)
+            self._send(msg)
         except OSError:
-            self._lost()
+            self.lost()
 
-    def on_readable(self) -> None:
-        try:
-            while self.conn.poll():
-                self._handle(self.conn.recv())
-        except (EOFError, OSError):
-            self._lost()
-
-    def _handle(self, msg: object) -> None:
+    def handle(self, msg: object) -> None:
         if isinstance(msg, Assign):
             fut = self._pending.pop(msg.request_id, None)
             if fut is not None and not fut.done():
@@ -215,7 +213,7 @@ class PipeSource:
             if msg.cancel and self.scheduler is not None:
                 self.scheduler.cancel()
 
-    def _lost(self) -> None:
+    def lost(self) -> None:
         """The coordinator is gone (parent killed): stop at once; nothing can be recorded now."""
         self.stop_event.set()
         self.started.set()
@@ -225,6 +223,21 @@ class PipeSource:
         self._pending.clear()
         if self.scheduler is not None:
             self.scheduler.cancel()
+
+
+class PipeSource(RemoteSource):
+    """A `RemoteSource` over one end of a `multiprocessing` pipe."""
+
+    def __init__(self, worker: int, conn: Connection) -> None:
+        super().__init__(worker, conn.send)
+        self.conn = conn
+
+    def on_readable(self) -> None:
+        try:
+            while self.conn.poll():
+                self.handle(self.conn.recv())
+        except (EOFError, OSError):
+            self.lost()
 
 
 def worker_main(plan: WorkerPlan, conn: Connection, loop: str | None = None) -> None:
@@ -247,11 +260,20 @@ def worker_main(plan: WorkerPlan, conn: Connection, loop: str | None = None) -> 
 
 
 async def _worker(plan: WorkerPlan, conn: Connection, connections: list[Connections | None]) -> None:
-    """Ready once the client is open; on `Start`, warm the connections (all workers start
-    together, so none idles past the pool's max_idle_s waiting for a slow one), then run."""
     loop = asyncio.get_running_loop()
     source = PipeSource(plan.worker, conn)
     loops.watch_pipe(loop, conn, source.on_readable)
+    try:
+        await run_worker(plan, source, connections)
+    finally:
+        loop.remove_reader(conn.fileno())
+
+
+async def run_worker(plan: WorkerPlan, source: RemoteSource, connections: list[Connections | None]) -> None:
+    """One worker's whole life, whatever carries its messages: ready once the client is open; on
+    `Start`, warm the connections (all workers start together, so none idles past the pool's
+    max_idle_s waiting for a slow one), then run. `connections[0]` gets what its sockets did,
+    also when it fails."""
     counter = load_counter(plan.tokenizer, plan.profile)
     async with open_client(plan) as client:
         scheduler = Scheduler(plan, source, client, counter=counter)
@@ -265,11 +287,10 @@ async def _worker(plan: WorkerPlan, conn: Connection, connections: list[Connecti
             await scheduler.run()
         finally:
             status.cancel()
-            loop.remove_reader(conn.fileno())
             connections[0] = connections_of(client)
 
 
-async def _report_status(worker: int, scheduler: Scheduler, source: PipeSource) -> None:
+async def _report_status(worker: int, scheduler: Scheduler, source: RemoteSource) -> None:
     last = (-1, -1)
     while True:
         now = (scheduler.active, scheduler.waiting)
