@@ -55,6 +55,7 @@ class StreamResult:
     first_chars: int | None = None  # characters of the first chunk (its text and tool-call pieces)
     # (content, reasoning, tool calls) after the first chunk: what TPOT's denominator counts
     after_first: tuple[str, str | None, tuple[dict[str, Any], ...]] = ("", None, ())
+    header_value: str | None = None  # the value of the client's `keep_header` in the response
 
     @property
     def ok(self) -> bool:
@@ -94,8 +95,10 @@ class StreamClient:
         connect_timeout: float = 10.0,
         transport: httpx.AsyncBaseTransport | None = None,
         limits: ResponseLimits = DEFAULT_LIMITS,
+        keep_header: str | None = None,
     ) -> None:
         self.limits = limits
+        self._keep_header = keep_header
         headers = {"Accept": "text/event-stream", "Accept-Encoding": "identity", "Content-Type": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
@@ -147,10 +150,13 @@ class StreamClient:
         status: int | None = None
         kind: str | None = None
         message: str | None = None
+        kept: str | None = None
         try:
             async with asyncio.timeout(timeout_s):
                 async with self._http.stream("POST", self._url, content=orjson.dumps(body), headers=headers) as resp:
                     status = resp.status_code
+                    if self._keep_header is not None:
+                        kept = resp.headers.get(self._keep_header)
                     timing = resp.extensions.get(TIMING_EXTENSION)
                     if timing is not None:
                         t_send = timing.t_send_ns
@@ -194,6 +200,7 @@ class StreamClient:
             error_message=message,
             first_chars=state.first_chars,
             after_first=state.after_first(),
+            header_value=kept,
         )
 
 

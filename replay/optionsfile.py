@@ -175,6 +175,7 @@ def options_of_run(info: RunInfo) -> dict[str, Any]:
         "max_response_mb": info.limits.max_response_bytes >> 20,
         "max_event_mb": info.limits.max_event_bytes >> 20,
         "max_header_kb": info.limits.max_header_bytes >> 10,
+        "replica_header": info.replica_header,
     }
     return {k: v for k, v in values.items() if v is not None}
 

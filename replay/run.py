@@ -40,6 +40,7 @@ from .layout import RECORDS_FILE, RUN_FILE
 from .limits import ensure_open_files
 from .numbers import Connections
 from .preflight import Target, identify, preflight
+from .promscrape import CacheMetrics, scrape
 from .records import RecordWriter, compress_records
 from .runinfo import EMBEDDED_EVIDENCE, DatasetRef, Preflight, RunInfo, ShardCheck
 from .scheduler import WorkerPlan, max_stored_repeat
@@ -91,6 +92,10 @@ async def _run_replay(
             info = run_info(config, shards, profile, base_url, target, num, verification=verification, simulator=sim)
             info.write(run_dir)
             started = True
+            # the endpoint's prefix-cache counters around the run (docs/cache.md); never fatal
+            before = await scrape(base_url, api_key=config.api_key) if client_factory is None else None
+            if before is not None:
+                CacheMetrics(before, None).write(run_dir)
             plans = [
                 WorkerPlan(
                     worker=w,
@@ -107,6 +112,7 @@ async def _run_replay(
                     max_completion_tokens=config.max_completion_tokens,
                     limits=config.limits,
                     reuse_connections=target.keep_alive is not False,
+                    replica_header=config.replica_header,
                 )
                 for w in range(config.workers)
             ]
@@ -136,6 +142,8 @@ async def _run_replay(
                         await _drive(backend, config.drain_timeout, state, interrupt)
                 finally:
                     connections = backend.connections()
+                if before is not None:
+                    CacheMetrics(before, await scrape(base_url, api_key=config.api_key)).write(run_dir)
     except BaseException:
         crashed = True
         raise
@@ -371,4 +379,5 @@ def run_info(
         skip_preflight=config.skip_preflight,
         api_key_env=config.api_key_env,
         simulator=simulator,
+        replica_header=config.replica_header,
     )

@@ -106,6 +106,7 @@ class RunInfo(traces.JsonFile):
     profile_content: dict[str, Any] | None = None
     profile_hash: str | None = None
     profile_built_in: bool | None = None
+    replica_header: str | None = None  # --replica-header: the response header kept per turn
 
 
 def read_run_info(run_dir: str | os.PathLike[str]) -> RunInfo:
