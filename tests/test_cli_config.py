@@ -22,7 +22,7 @@ from replay.sim import embedded_config
 
 RUN_KEYS = (
     "api_key_env, concurrency, drain_timeout, endpoint, gates, header, max_completion_tokens, max_event_mb, "
-    "max_header_kb, max_response_mb, model, no_delays, no_session_header, out, overwrite, profile, progress, "
+    "max_header_kb, max_response_mb, model, no_delays, no_session_header, out, overwrite, profile, progress, replica_header, "
     "shards, sim_args, skip_preflight, stop_at_window_end, tokenizer, trajectories, turn_timeout, workers"
 )
 

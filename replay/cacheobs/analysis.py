@@ -241,8 +241,12 @@ def _summary(
 
 
 def write_turns(rows: list[TurnRow], path: Path) -> Path:
-    columns = list(zip(*(astuple(r) for r in rows), strict=True)) if rows else [[] for _ in TURN_SCHEMA.names]
-    table = pa.table({n: list(c) for n, c in zip(TURN_SCHEMA.names, columns, strict=True)}, schema=TURN_SCHEMA)
+    names = TURN_SCHEMA.names
+    columns: dict[str, list[object]] = {n: [] for n in names}
+    for r in rows:
+        for n, v in zip(names, astuple(r), strict=True):
+            columns[n].append(v)
+    table = pa.table(columns, schema=TURN_SCHEMA)
     pq.write_table(table, path, compression="zstd")
     return path
 
