@@ -12,7 +12,7 @@ from traces.png import concurrency_axis, plt, save_png, token_axis
 from .model import CAUSES, CacheAnalysis, TurnRow
 
 CHARTS = ("cache_deficit_by_cause.png", "cache_hit_vs_delay.png", "cache_hit_vs_isl.png")
-SWEEP_CHART = "cache_hit_vs_concurrency.png"
+SWEEP_CHART = "cache_deficit_vs_concurrency.png"
 
 
 def _by_cause(a: CacheAnalysis, path: Path) -> Path:

@@ -107,3 +107,39 @@ def test_a_run_whose_shards_are_gone_says_how_to_fix_it(affinity_run: Path, tmp_
 def test_a_tokenizer_that_cannot_load_is_a_clear_error(affinity_run: Path, tmp_path: Path) -> None:
     with pytest.raises(replay.ReplayError, match=r"tokenizer 'kimi' .* pass --tokenizer NAME:PATH"):
         cacheobs.analyse_cache(affinity_run, cacheobs.CacheOptions(tokenizer="kimi"), out=tmp_path)
+
+
+def test_the_report_shows_a_run_folders_cache_analysis(affinity_run: Path, tmp_path: Path) -> None:
+    from replay.report import build_report
+
+    before = build_report([("sim", affinity_run)], tmp_path / "before").read_text("utf-8")
+    assert "Prefix-cache deficit" not in before
+    cacheobs.analyse_cache(affinity_run)  # beside the run's own files
+    page = build_report([("sim", affinity_run)], tmp_path / "after").read_text("utf-8")
+    assert "Prefix-cache deficit" in page and "docs/cache.md" in page
+    for chart in ("cache_deficit_by_cause", "cache_hit_vs_delay", "cache_hit_vs_isl"):
+        assert f'alt="{chart}"' in page
+
+
+def test_a_sweep_folder_charts_the_deficit_against_concurrency(
+    shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from clirun import in_process
+
+    config = SimConfig(answers="synthetic", osl_mean=24, osl_cv=0.0, tokenizer="qwen3.6", cache_tokens=2048, **ZERO)
+    base = replay.RunConfig(
+        shards=str(shards),
+        profile="qwen3.6-35b-a3b",
+        num_trajectories=3,
+        inject_delays=False,
+        sim=config,
+        progress="none",
+    )
+    sweep = asyncio.run(replay.run_sweep(base, [1, 3], tmp_path / "sweep", echo=lambda *_: None))
+    code, out, err = in_process(["analyze", "cache", str(sweep), "--block-size", "16"], capsys)
+    assert code == 0, err
+    assert out.count("Cache deficit of c000") == 2 and "cache_deficit_vs_concurrency.png" in out
+    assert (sweep / "cache_deficit_vs_concurrency.png").read_bytes().startswith(b"\x89PNG")
+    low, high = (cacheobs.CacheAnalysis.read(sweep / d) for d in ("c0001", "c0003"))
+    assert (low.block_size_source, low.replica_header) == ("given", None)
+    assert high.cause("eviction").deficit_tokens > low.cause("eviction").deficit_tokens
