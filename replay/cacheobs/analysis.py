@@ -25,7 +25,7 @@ from ..promscrape import CacheMetrics
 from ..records import Record, read_records
 from ..runinfo import RunInfo, read_run_info
 from .causes import attribute, infer_block_size
-from .ideal import ideal_prefixes, prompt_texts
+from .ideal import PromptTexts, ideal_prefixes
 from .model import CAUSES, RULES, TURN_SCHEMA, CacheAnalysis, CauseTotal, TurnRow
 
 
@@ -122,8 +122,7 @@ def analyse_run(
     records = list(read_records(run))
     ok = [r for r in records if r.ok]
     used = sorted((r for r in ok if r.cached_tokens is not None), key=lambda r: (r.t_send_ns, r.instance_id, r.turn))
-    texts = prompt_texts(tok, shards, info.salt, used)
-    ideals = ideal_prefixes(tok, used, texts)
+    ideals = ideal_prefixes(tok, used, PromptTexts(tok, shards, info.salt))
     if options.block_size is not None:
         block, source = options.block_size, "given"
     else:

@@ -18,7 +18,7 @@ may count one token more than the engine can match: the block-granularity rule a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,14 +56,19 @@ class Ideal:
 
 
 def common_prefix(a: str, b: str) -> int:
-    """Length of the longest common prefix of two strings (binary search, C-speed compares)."""
+    """Length of the longest common prefix of two strings: galloping, then a binary search, with
+    C-speed compares; prompts that differ early (other salts) cost a few short compares."""
     hi = min(len(a), len(b))
-    if a.startswith(b[:hi]):
-        return hi
-    lo = 0
-    while lo < hi:
+    lo, step = 0, 64
+    while lo < hi:  # gallop: lo is known shared; try twice as far each time
+        probe = min(hi, lo + step)
+        if a[lo:probe] != b[lo:probe]:
+            hi = probe - 1
+            break
+        lo, step = probe, step * 2
+    while lo < hi:  # a[:lo] == b[:lo], and they differ before hi + 1
         mid = (lo + hi + 1) // 2
-        if a.startswith(b[:mid]):
+        if a[lo:mid] == b[lo:mid]:
             lo = mid
         else:
             hi = mid - 1
@@ -100,34 +105,42 @@ def _stored_instance(shards: traces.Shards, trajectory_id: str, repeat: int) -> 
     return shards.find(trajectory_id, (repeat - 1) % stored + 1)
 
 
-def prompt_texts(
-    tok: ChatTokenizer, shards: traces.Shards, salt_mode: str, records: Sequence[Record]
-) -> dict[tuple[str, int], TurnText]:
-    """(instance id, turn) → the turn's rendered prompt, for every instance the records name."""
-    firsts: dict[str, Record] = {}
-    for r in records:
-        firsts.setdefault(r.instance_id, r)
-    out: dict[tuple[str, int], TurnText] = {}
-    for logical, r in sorted(firsts.items()):
-        try:
-            inst = _stored_instance(shards, r.trajectory_id, r.repeat)
-        except traces.TraceError as exc:
-            raise ReplayError(f"{exc}; the run's records name an instance its shards do not hold") from None
-        salt = traces.Salt(salt_mode, r.salt_repeat, r.salt_conversation)
-        for t in instance_texts(tok, inst, salt):
-            out[(logical, t.turn)] = t
-    return out
+class PromptTexts:
+    """Each sent turn's rendered prompt, made lazily per instance in turn order, so only every
+    instance's current prompt is held, never every turn's (a run's prompts are quadratic in size)."""
+
+    def __init__(self, tok: ChatTokenizer, shards: traces.Shards, salt_mode: str) -> None:
+        self.tok = tok
+        self.shards = shards
+        self.salt_mode = salt_mode
+        self._gens: dict[str, Iterator[TurnText]] = {}
+
+    def get(self, r: Record) -> TurnText:
+        """The prompt of record `r`; an instance's records must be asked for in turn order."""
+        gen = self._gens.get(r.instance_id)
+        if gen is None:
+            try:
+                inst = _stored_instance(self.shards, r.trajectory_id, r.repeat)
+            except traces.TraceError as exc:
+                raise ReplayError(f"{exc}; the run's records name an instance its shards do not hold") from None
+            salt = traces.Salt(self.salt_mode, r.salt_repeat, r.salt_conversation)
+            gen = self._gens[r.instance_id] = instance_texts(self.tok, inst, salt)
+        for t in gen:
+            if t.turn == r.turn:
+                return t
+        raise ReplayError(
+            f"{r.instance_id} turn {r.turn}: not among the shards' turns of this instance (or recorded out of "
+            "order); the records do not belong to these shards"
+        )
 
 
-def ideal_prefixes(
-    tok: ChatTokenizer, sent: Iterable[Record], texts: dict[tuple[str, int], TurnText]
-) -> dict[tuple[str, int], Ideal]:
-    """The ideal of each record in `sent` (taken in send order; each must have a text)."""
+def ideal_prefixes(tok: ChatTokenizer, sent: Iterable[Record], texts: PromptTexts) -> dict[tuple[str, int], Ideal]:
+    """The ideal of each record in `sent`, taken in send order."""
     latest: dict[str, tuple[TurnText, str]] = {}  # instance → (its latest prompt sent, trajectory)
     out: dict[tuple[str, int], Ideal] = {}
     for r in sorted(sent, key=lambda r: (r.t_send_ns, r.instance_id, r.turn)):
         key = (r.instance_id, r.turn)
-        t = texts[key]
+        t = texts.get(r)
         own = latest.get(r.instance_id)
         within_chars = within = 0
         if own is not None:

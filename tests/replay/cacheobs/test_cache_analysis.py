@@ -110,12 +110,16 @@ def test_a_tokenizer_that_cannot_load_is_a_clear_error(affinity_run: Path, tmp_p
 
 
 def test_the_report_shows_a_run_folders_cache_analysis(affinity_run: Path, tmp_path: Path) -> None:
+    import shutil
+
     from replay.report import build_report
 
-    before = build_report([("sim", affinity_run)], tmp_path / "before").read_text("utf-8")
+    run = tmp_path / "run"
+    shutil.copytree(affinity_run, run, ignore=shutil.ignore_patterns("cache_*"))
+    before = build_report([("sim", run)], tmp_path / "before").read_text("utf-8")
     assert "Prefix-cache deficit" not in before
-    cacheobs.analyse_cache(affinity_run)  # beside the run's own files
-    page = build_report([("sim", affinity_run)], tmp_path / "after").read_text("utf-8")
+    cacheobs.analyse_cache(run)  # beside the run's own files
+    page = build_report([("sim", run)], tmp_path / "after").read_text("utf-8")
     assert "Prefix-cache deficit" in page and "docs/cache.md" in page
     for chart in ("cache_deficit_by_cause", "cache_hit_vs_delay", "cache_hit_vs_isl"):
         assert f'alt="{chart}"' in page

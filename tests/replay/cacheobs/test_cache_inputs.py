@@ -5,8 +5,11 @@ the precedence of the causes (docs/cache.md)."""
 from __future__ import annotations
 
 import orjson
+from hypothesis import given
+from hypothesis import strategies as st
 
 from replay.cacheobs.causes import attribute, infer_block_size
+from replay.cacheobs.ideal import common_prefix
 from replay.promscrape import CacheMetrics, Scrape, cache_series
 from replay.records import Record, record_from_dict, record_line
 
@@ -101,3 +104,12 @@ def test_the_first_rule_that_holds_wins() -> None:
     # the endpoint counts evictions and counted none: not an eviction
     assert attribute(deficit=50, **{**kw, "prev_replica": "0", "evictions_rose": 0.0}) == "unexplained"  # type: ignore[arg-type]
     assert attribute(deficit=50, **{**kw, "prev_replica": "0", "pressure_tokens": 0}) == "unexplained"  # type: ignore[arg-type]
+
+
+@given(st.text(alphabet="ab\u00e9", max_size=300), st.text(alphabet="ab\u00e9", max_size=300), st.integers(0, 300))
+def test_common_prefix_is_the_longest_shared_prefix(a: str, tail: str, k: int) -> None:
+    b = a[:k] + tail
+    want = 0
+    while want < min(len(a), len(b)) and a[want] == b[want]:
+        want += 1
+    assert common_prefix(a, b) == want == common_prefix(b, a)
