@@ -1736,10 +1736,14 @@ def analyze_cache(
         swept = cacheobs.analyse_sweep(run_dir, options, out)
         for _, r in swept.points:
             console.print(cacheobs.cause_table(r.analysis))
+            for line in cacheobs.warnings(r.analysis):
+                click.echo(line, err=True)
         click.echo(f"wrote each point's cache_analysis.json and {swept.chart}")
         return
     result = cacheobs.analyse_cache(run_dir, options, out)
     console.print(cacheobs.cause_table(result.analysis))
+    for line in cacheobs.warnings(result.analysis):
+        click.echo(line, err=True)
     click.echo(f"wrote {len(result.files)} files to {result.out}")
 
 

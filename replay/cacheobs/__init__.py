@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .analysis import CacheOptions, CacheResult, SweepCacheResult, analyse_cache, analyse_run, analyse_sweep
 from .model import CAUSES, RULES, CacheAnalysis, CauseTotal, TurnRow
-from .table import cause_table
+from .table import cause_table, warnings
 
 __all__ = [
     "CAUSES",
@@ -20,4 +20,5 @@ __all__ = [
     "analyse_run",
     "analyse_sweep",
     "cause_table",
+    "warnings",
 ]

@@ -232,6 +232,9 @@ def _summary(
         surplus_turns=sum(1 for r in rows if r.deficit < -block),
         hit_rate_of_ideal=round(cached / ideal, 6) if ideal else 0.0,
         within_block_share=round(sum(1 for r in rows if r.deficit <= block) / len(rows), 6) if rows else 0.0,
+        count_mismatch_turns=sum(
+            1 for r in rows if r.server_prompt_tokens is not None and abs(r.server_prompt_tokens - r.isl) > block
+        ),
         evictions_rose=rose,
         metrics=said,
         causes=totals,

@@ -120,6 +120,9 @@ class CacheAnalysis(traces.JsonFile):
     surplus_turns: int  # turns whose cached tokens exceeded the ideal by more than a block
     hit_rate_of_ideal: float  # cached / ideal tokens over the run
     within_block_share: float  # share of turns whose deficit is at most the block size
+    # turns whose server prompt count differs from the run tokenizer's ISL by more than a block: the
+    # engine renders or counts prompts otherwise, so those deficits are not exact (docs/cache.md)
+    count_mismatch_turns: int
     evictions_rose: float | None  # the endpoint's eviction counters' rise (None: not exposed/scraped)
     metrics: str  # what cache_metrics.json said: "scraped", "none", or the failure
     causes: list[CauseTotal]

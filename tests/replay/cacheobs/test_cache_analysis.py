@@ -66,7 +66,7 @@ def test_affinity_with_an_unlimited_cache_misses_only_within_a_block(affinity_ru
     result = cacheobs.analyse_cache(affinity_run)
     a = result.analysis
     assert a.within_block_share >= 0.99, [r for r in result.rows if r.deficit > a.block_size]
-    assert a.turns == 72 and a.failed_turns == 0 and a.turns_without_cached == 0
+    assert a.turns == 72 and a.failed_turns == 0 and a.turns_without_cached == 0 and a.count_mismatch_turns == 0
     # the ideal is counted with the run's tokenizer and template: the server's prompt counts agree
     assert all(r.isl == r.server_prompt_tokens for r in result.rows)
     # later turns reuse their own previous prompt; first turns the salted system prompt of others
@@ -147,3 +147,30 @@ def test_a_sweep_folder_charts_the_deficit_against_concurrency(
     low, high = (cacheobs.CacheAnalysis.read(sweep / d) for d in ("c0001", "c0003"))
     assert (low.block_size_source, low.replica_header) == ("given", None)
     assert high.cause("eviction").deficit_tokens > low.cause("eviction").deficit_tokens
+
+
+def test_an_engine_that_counts_otherwise_is_told_not_hidden(
+    shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from clirun import in_process
+
+    from replay.records import read_records
+
+    # the simulator's own ~4-characters-per-token count, not the run's tokenizer; no replica header kept
+    config = SimConfig(answers="synthetic", osl_mean=24, osl_cv=0.0, **ZERO)
+    run = replay.RunConfig(
+        shards=str(shards),
+        profile="qwen3.6-35b-a3b",
+        num_trajectories=1,
+        inject_delays=False,
+        out=str(tmp_path / "run"),
+        sim=config,
+        progress="none",
+    )
+    folder = asyncio.run(replay.run_replay(run))
+    assert all(r.replica is None for r in read_records(folder))
+    code, _, err = in_process(["analyze", "cache", str(folder)], capsys)
+    assert code == 0, err
+    a = cacheobs.CacheAnalysis.read(folder)
+    assert a.turns == 12 and a.count_mismatch_turns >= 10 and a.replica_header is None
+    assert f"Warning: on {a.count_mismatch_turns} of 12 turns the server's prompt tokens differ" in err
