@@ -710,6 +710,7 @@ class RunOptions:
     slo: str | None
     session_slo: float | None
     progress: str
+    replica_header: str | None
 
     def _shards_profile(self) -> str:
         """The profile the shards' token columns were counted for (`traces show`'s default too)."""
@@ -762,6 +763,7 @@ class RunOptions:
             max_completion_tokens=self.max_completion_tokens,
             skip_preflight=self.skip_preflight,
             progress=self.progress,
+            replica_header=self.replica_header,
             limits=replay.ResponseLimits(
                 max_header_bytes=self.max_header_kb << 10,
                 max_event_bytes=self.max_event_mb << 20,
@@ -1055,6 +1057,12 @@ def run_options(f: F) -> F:
         ),
         *SLO_OPTIONS,
         PROGRESS_OPTION,
+        click.option(
+            "--replica-header",
+            default=None,
+            help="Keep this response header's value per turn (which replica served it; the simulator "
+            "sends X-Sim-Replica), for `trajbench analyze cache` (docs/cache.md).",
+        ),
     ]
 
     @functools.wraps(f)
@@ -1828,6 +1836,59 @@ def report(
         raise click.UsageError("give at least one run or sweep folder")
     page = jobs.build_report(inputs, Path(out), cost_per_hour=cost_per_hour, power_watts=power_watts)
     click.echo(f"report: {page}")
+
+
+# ---------------------------------------------------------------- analyze
+@cli.group("analyze")
+def analyze_group() -> None:
+    """Explain a run's numbers: why each turn missed the prefix cache (docs/cache.md)."""
+
+
+@analyze_group.command("cache")
+@example("trajbench analyze cache runs/c0008 --block-size 16")
+@click.argument("run_dir", type=click.Path())
+@click.option(
+    "--block-size",
+    default=None,
+    type=click.IntRange(min=1),
+    help="The engine's KV-cache block size in tokens (default: inferred as the gcd of the cached counts).",
+)
+@click.option(
+    "--out", default=None, type=click.Path(file_okay=False), help="Folder for the results (default: RUN_DIR)."
+)
+@click.option(
+    "--tokenizer",
+    default=None,
+    help="Count prompts with NAME or NAME:PATH (default: the run's tokenizer, else its profile's).",
+)
+@click.option("--shards", default=None, help="The shard folder the run replayed, if not where run.json says.")
+def analyze_cache(
+    run_dir: str, block_size: int | None, out: str | None, tokenizer: str | None, shards: str | None
+) -> None:
+    """Per-turn cache deficit of a run (or of each point of a sweep folder), attributed to one
+    cause each: block granularity, history marker/salt, affinity miss, eviction, template drift or
+    unexplained; the rule of each cause is in docs/cache.md. Writes cache_analysis.json,
+    cache_turns.parquet and PNG plots, which `trajbench report` shows."""
+    from rich.console import Console
+
+    from replay import cacheobs
+    from replay.layout import SWEEP_FILE
+
+    options = cacheobs.CacheOptions(block_size=block_size, tokenizer=tokenizer, shards=shards)
+    console = Console()
+    if (Path(run_dir) / SWEEP_FILE).is_file():
+        swept = cacheobs.analyse_sweep(run_dir, options, out)
+        for _, r in swept.points:
+            console.print(cacheobs.cause_table(r.analysis))
+            for line in cacheobs.warnings(r.analysis):
+                click.echo(line, err=True)
+        click.echo(f"wrote each point's cache_analysis.json and {swept.chart}")
+        return
+    result = cacheobs.analyse_cache(run_dir, options, out)
+    console.print(cacheobs.cause_table(result.analysis))
+    for line in cacheobs.warnings(result.analysis):
+        click.echo(line, err=True)
+    click.echo(f"wrote {len(result.files)} files to {result.out}")
 
 
 # ---------------------------------------------------------------- serve-sim

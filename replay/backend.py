@@ -70,7 +70,12 @@ def open_client(plan: WorkerPlan) -> Any:
 
     transport = FastTransport(len(plan.slots), limits=plan.limits, reuse=plan.reuse_connections)
     return StreamClient(
-        plan.base_url, max_connections=len(plan.slots), api_key=plan.api_key, limits=plan.limits, transport=transport
+        plan.base_url,
+        max_connections=len(plan.slots),
+        api_key=plan.api_key,
+        limits=plan.limits,
+        transport=transport,
+        keep_header=plan.replica_header,
     )
 
 

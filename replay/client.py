@@ -30,7 +30,7 @@ from .config import DEFAULT_LIMITS, ResponseLimits, format_size
 from .errors import ReplayError
 from .numbers import Connections
 from .sse import ChatStream, error_text
-from .transport import TIMING_EXTENSION, ConnectionDropped, FastTransport, ResponseTooLarge, Timing
+from .transport import TIMING_EXTENSION, Body, ConnectionDropped, FastTransport, ResponseTooLarge, Timing
 
 CHAT_PATH = "/v1/chat/completions"
 _DRAIN_S = 2.0  # after [DONE], how long we wait for the body's end (keeps the socket reusable)
@@ -56,6 +56,7 @@ class StreamResult:
     first_chars: int | None = None  # characters of the first chunk (its text and tool-call pieces)
     # (content, reasoning, tool calls) after the first chunk: what TPOT's denominator counts
     after_first: tuple[str, str | None, tuple[dict[str, Any], ...]] = ("", None, ())
+    header_value: str | None = None  # the value of the client's `keep_header` in the response
 
     @property
     def ok(self) -> bool:
@@ -95,8 +96,10 @@ class StreamClient:
         connect_timeout: float = 10.0,
         transport: httpx.AsyncBaseTransport | None = None,
         limits: ResponseLimits = DEFAULT_LIMITS,
+        keep_header: str | None = None,
     ) -> None:
         self.limits = limits
+        self._keep_header = keep_header
         headers = {"Accept": "text/event-stream", "Accept-Encoding": "identity", "Content-Type": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
@@ -123,6 +126,14 @@ class StreamClient:
             [b"POST ", self._url.raw_path, b" HTTP/1.1\r\n"]
             + [k + b": " + v + b"\r\n" for k, v in fixed.raw if k.lower() != b"content-length"]
         )
+        self._fixed_names = {k.decode("latin-1").lower() for k, _ in fixed.raw} | {"content-length", "cookie"}
+
+    def _take_cookies(self, resp: Body) -> None:
+        """A response setting a cookie (a load balancer's affinity cookie): into httpx's jar, and
+        from now on every request goes through httpx, which sends the jar's cookies back."""
+        request = httpx.Request("POST", self._url)
+        self._http.cookies.extract_cookies(httpx.Response(resp.status, headers=resp.headers, request=request))
+        self._fast = None
 
     async def prewarm(self, n: int) -> int:
         """Open `n` sockets before the first request (FastTransport only; see its `prewarm`)."""
@@ -158,12 +169,20 @@ class StreamClient:
         kind: str | None = None
         message: str | None = None
         fast = self._fast
+        kept: str | None = None
+        if fast is not None and self._fixed_names.intersection(k.lower() for k in headers):
+            fast = None  # a turn header replacing a default one: httpx merges them
         try:
             async with asyncio.timeout(timeout_s):
                 if fast is not None:
                     resp = await fast.exchange(self._url, self._request(body, headers), self._connect_timeout, None)
                     try:
                         status, t_send = resp.status, resp.timing.t_send_ns
+                        if self._keep_header is not None:
+                            value = resp.header(self._keep_header.lower().encode("latin-1"))
+                            kept = value.decode("latin-1") if value is not None else None
+                        if resp.header(b"set-cookie") is not None:
+                            self._take_cookies(resp)
                         kind, message = await _fold(
                             status, resp.header(b"content-type") or b"", resp, resp.timing, state, limits
                         )
@@ -174,6 +193,8 @@ class StreamClient:
                         "POST", self._url, content=orjson.dumps(body), headers=headers
                     ) as hresp:
                         status = hresp.status_code
+                        if self._keep_header is not None:
+                            kept = hresp.headers.get(self._keep_header)
                         timing = hresp.extensions.get(TIMING_EXTENSION)
                         if timing is not None:
                             t_send = timing.t_send_ns
@@ -213,6 +234,7 @@ class StreamClient:
             error_message=message,
             first_chars=state.first_chars,
             after_first=state.after_first(),
+            header_value=kept,
         )
 
     def _request(self, body: dict[str, Any], headers: dict[str, str]) -> bytes:

@@ -100,6 +100,9 @@ class RunConfig:
     ray_address: str = "auto"
     ray_resource: str | None = None
     min_workers: int = 1
+    # A response header whose value each record keeps (`replica`): which replica served the turn,
+    # for `trajbench analyze cache` (docs/cache.md). None: nothing is kept.
+    replica_header: str | None = None
 
     def check(self) -> None:
         if self.concurrency < 1:
@@ -125,7 +128,7 @@ class RunConfig:
             raise ReplayError(f"--turn-timeout must be > 0 seconds, got {self.turn_timeout}")
         if self.drain_timeout < 0:
             raise ReplayError(f"--drain-timeout must be >= 0 seconds, got {self.drain_timeout}")
-        for name in self.headers:
+        for name in (*self.headers, *([self.replica_header] if self.replica_header is not None else [])):
             if not name or any(c in name for c in " :\r\n\t") or not name.isascii():
                 raise ReplayError(f"--header {name!r} is not a valid HTTP header name")
         if self.progress not in traces.PROGRESS_MODES:

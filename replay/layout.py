@@ -8,3 +8,6 @@ SUMMARY_FILE = "result_summary.json"
 REPORT_FILE = "report.txt"
 SWEEP_FILE = "sweep.json"
 RECORDS_ZST_FILE = "records.jsonl.zst"  # records.jsonl once the run has ended (docs/files.md)
+CACHE_METRICS_FILE = "cache_metrics.json"  # the endpoint's prefix-cache counters before/after
+CACHE_ANALYSIS_FILE = "cache_analysis.json"  # `trajbench analyze cache` (docs/cache.md)
+CACHE_TURNS_FILE = "cache_turns.parquet"  # its per-turn rows

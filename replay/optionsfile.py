@@ -181,6 +181,7 @@ def options_of_run(info: RunInfo) -> dict[str, Any]:
         "max_header_kb": info.limits.max_header_bytes >> 10,
         "slo": info.slo.turn_spec() if info.slo is not None else None,
         "session_slo": info.slo.session_s if info.slo is not None else None,
+        "replica_header": info.replica_header,
     }
     return {k: v for k, v in values.items() if v is not None}
 

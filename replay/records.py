@@ -83,6 +83,9 @@ class Record:
     # tokenizer's count of the output after it (TPOT's denominator; None without a tokenizer).
     first_chunk_chars: int | None = None
     client_tokens_after_first: int | None = None
+    # The value of the run's --replica-header in the response (which replica served the turn);
+    # written only when set, so records stay compact.
+    replica: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -198,6 +201,8 @@ def record_line(r: Record) -> bytes:
     d = {name: getattr(r, name) for name in _FIELDS}
     del d["chunk_ns"]
     d["chunks"] = pack_chunks(r.t_send_ns, r.chunk_ns)
+    if r.replica is None:
+        del d["replica"]
     try:
         return orjson.dumps(d)
     except TypeError:  # ASCII with escapes: the reader's standard decoder takes it back

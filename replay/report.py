@@ -326,7 +326,7 @@ img{{max-width:100%}}.charts img{{width:48%}}.fail td{{background:#fde8e8}}.scro
 {_table(failing, ["label", "concurrency", "gates", "inline_score", "inline_pass", "osl_mean", "osl_pass", "run"], "fail") if failing else "<p>None.</p>"}
 <h2>Against concurrency</h2>
 <div class="charts">{"".join(_img(c) for c in charts[1:])}</div>
-<h2>Server settings</h2>
+{_cache_section(points)}<h2>Server settings</h2>
 {_settings(points, infos)}
 <h2>Run configuration</h2>
 {_configs(points, infos)}
@@ -371,6 +371,34 @@ def _goodput_section(charts: list[Path]) -> str:
         + "".join(_img(c) for c in charts)
         + "\n<p>The same frontier with goodput as the y-axis: only the output tokens of turns (and of whole "
         "sessions) that met the run's SLOs count (docs/metrics.md).</p>"
+    )
+
+
+def _cache_section(points: list[Point]) -> str:
+    """The cache deficit of every point whose run folder holds a cache_analysis.json
+    (`trajbench analyze cache`, docs/cache.md): its causes and its plots."""
+    from .cacheobs import CacheAnalysis
+    from .cacheobs.plots import CHARTS
+
+    parts = []
+    for p in sorted(points, key=lambda p: (p.label, p.concurrency)):
+        if not CacheAnalysis.exists(p.run_dir):
+            continue
+        a = CacheAnalysis.read(p.run_dir)
+        causes = ", ".join(f"{c.cause} {c.share:.1%}" for c in a.causes if c.deficit_tokens)
+        parts.append(
+            f"<h3>{html.escape(p.label)} C={p.concurrency:,}</h3><p>{a.cached_tokens:,} of {a.ideal_tokens:,} "
+            f"ideal reusable tokens cached ({a.hit_rate_of_ideal:.1%}) over {a.turns:,} turns, block "
+            f"{a.block_size} ({html.escape(a.block_size_source)}); deficit by cause: {html.escape(causes or 'none')}</p>"
+        )
+        imgs = [Path(p.run_dir) / name for name in CHARTS if (Path(p.run_dir) / name).is_file()]
+        parts.append(f'<div class="charts">{"".join(_img(i) for i in imgs)}</div>')
+    if not parts:
+        return ""
+    return (
+        "<h2>Prefix-cache deficit</h2>\n<p>Why turns missed the cache, one cause each (docs/cache.md).</p>\n"
+        + "\n".join(parts)
+        + "\n"
     )
 
 

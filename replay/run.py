@@ -41,6 +41,7 @@ from .layout import RECORDS_FILE, RUN_FILE
 from .limits import ensure_open_files
 from .numbers import Connections
 from .preflight import Target, identify, preflight
+from .promscrape import CacheMetrics, scrape
 from .records import RecordWriter, compress_records
 from .runinfo import EMBEDDED_EVIDENCE, DatasetRef, Preflight, RunInfo, ShardCheck
 from .scheduler import WorkerPlan, max_stored_repeat
@@ -96,6 +97,10 @@ async def _run_replay(
             info = run_info(config, shards, profile, base_url, target, num, verification=verification, simulator=sim)
             info.write(run_dir)
             started = True
+            # the endpoint's prefix-cache counters around the run (docs/cache.md); never fatal
+            before = await scrape(base_url, api_key=config.api_key) if client_factory is None else None
+            if before is not None:
+                CacheMetrics(before, None).write(run_dir)
             plans = [
                 WorkerPlan(
                     worker=w,
@@ -112,6 +117,7 @@ async def _run_replay(
                     max_completion_tokens=config.max_completion_tokens,
                     limits=config.limits,
                     reuse_connections=target.keep_alive is not False,
+                    replica_header=config.replica_header,
                 )
                 for w in range(config.workers)
             ]
@@ -139,6 +145,8 @@ async def _run_replay(
                     ray_info = getattr(backend, "info", None)
                     if ray_info is not None:  # where the Ray workers ran and their clocks
                         replace(info, ray=ray_info()).write(run_dir)
+                if before is not None:
+                    CacheMetrics(before, await scrape(base_url, api_key=config.api_key)).write(run_dir)
     except BaseException:
         crashed = True
         raise
@@ -405,4 +413,5 @@ def run_info(
         simulator=simulator,
         event_loop=loops.current(),
         slo=config.slo if config.slo.given else None,
+        replica_header=config.replica_header,
     )

@@ -146,6 +146,7 @@ class RunInfo(traces.JsonFile):
     ray_resource: str | None = None
     min_workers: int | None = None
     ray: RayRun | None = None
+    replica_header: str | None = None  # --replica-header: the response header kept per turn
 
 
 def read_run_info(run_dir: str | os.PathLike[str]) -> RunInfo:

@@ -66,6 +66,7 @@ class WorkerPlan:
     max_completion_tokens: int | None = None  # RunConfig's override of the profile's cap (not official)
     limits: ResponseLimits = DEFAULT_LIMITS
     reuse_connections: bool = True  # False when the preflight saw the server close sockets after answers
+    replica_header: str | None = None  # a response header whose value each record keeps
 
 
 @dataclass(frozen=True)
@@ -355,6 +356,7 @@ class Scheduler:
             error_message=result.error_message,
             first_chunk_chars=result.first_chars,
             client_tokens_after_first=client_tokens[1],
+            replica=result.header_value,
         )
 
     def _client_tokens(self, result: StreamResult) -> tuple[int | None, int | None]:

@@ -184,7 +184,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("stall-seconds", "How long a 'stall' fault holds the stream open without sending."),
     Option(
         "tokenizer",
-        "Count tokens with a tokenizer from the registry (NAME or NAME:PATH); default: ~4 chars per token.",
+        "Count tokens with a tokenizer from the registry (NAME or NAME:PATH), rendering prompts with its chat "
+        "template; default: ~4 chars per token.",
         metavar="SPEC",
     ),
 )

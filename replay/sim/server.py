@@ -25,6 +25,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from traces import TraceError
+
 from ..config import PREFLIGHT_HEADER
 from ..errors import ReplayError
 from . import lifeline, wire
@@ -34,7 +36,7 @@ from .engine import Replica, SimRequest
 from .faults import FAULT_HEADER, UnknownFault, pick_fault
 from .metrics import metrics_text
 from .router import Router
-from .tokens import Tokens, make_tokenizer, render_answer, render_prompt
+from .tokens import Rendered, Tokens, make_tokenizer
 
 TIMESTAMPS_HEADER = "X-Sim-Timestamps"
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
@@ -54,7 +56,7 @@ def _error(
 class _Turn:
     """One admitted request: its prompt, answer plan and replica, and the response's ids."""
 
-    text: str
+    text: Rendered
     tokens: Tokens
     answer: Answer
     plan: Plan
@@ -140,7 +142,11 @@ class Simulator:
         max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
         if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
             return _error(400, f"max_completion_tokens must be a positive integer, got {max_tokens!r}")
-        text = render_prompt(messages, tools)
+        try:
+            rendered = self.tokenizer.render(messages, tools)
+        except TraceError as exc:
+            return _error(400, f"the chat template cannot render these messages: {exc}")
+        text = rendered.text
         tokens = self.tokenizer.tokenize(text)
         preflight = PREFLIGHT_HEADER in request.headers
         try:
@@ -170,7 +176,7 @@ class Simulator:
         except OracleMiss as exc:
             return _error(404, str(exc), "not_found_error")
         turn = _Turn(
-            text,
+            rendered,
             tokens,
             answer,
             plan(answer, max_tokens),
@@ -275,7 +281,7 @@ class Simulator:
     def _cache_answer(self, turn: _Turn) -> None:
         """Insert prompt + the answer as the server renders it (docs/history-marker.md makes replay miss it)."""
         p = turn.plan
-        full = turn.text + render_answer(p.content, p.reasoning, p.tool_calls)
+        full = self.tokenizer.with_answer(turn.text, p.content, p.reasoning, p.tool_calls)
         turn.replica.cache.insert(self.tokenizer.tokenize(full, prefix=turn.tokens).blocks)
 
     async def _hold(self, request: web.Request) -> None:

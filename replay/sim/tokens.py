@@ -14,7 +14,9 @@ slice of 4·B characters, and hashing that slice is the same as hashing the B to
 faster. Block hashes are chained (each covers its whole prefix) and use Python's built-in `hash`,
 which is fast and salted per process: blocks never leave the simulator process, so only equality
 matters. The whole-text digest that seeds answers and faults is BLAKE2b, stable everywhere. A registry tokenizer (`--tokenizer SPEC`, `traces.tokenizers.load_tokenizer`)
-replaces the approximation for prompt counts and blocks; it is exact but slower.
+replaces the approximation for prompt counts and blocks; it is exact but slower, and it renders
+prompts with that tokenizer's chat template, as a real engine does, so the simulator's prompt
+tokens and cached tokens count what a client with the same tokenizer counts (docs/cache.md).
 """
 
 from __future__ import annotations
@@ -84,6 +86,15 @@ class Encoder(Protocol):
 
 
 @dataclass(frozen=True)
+class Rendered:
+    """A prompt's text (what is tokenized) and the text its answer continues when the server
+    caches prompt + answer (the prompt without its generation header, for a chat template)."""
+
+    text: str
+    before_answer: str
+
+
+@dataclass(frozen=True)
 class Tokens:
     """A tokenized text: its token count and the chained hashes of its full cache blocks."""
 
@@ -103,6 +114,15 @@ class ApproxTokenizer:
 
     def __init__(self, block_size: int) -> None:
         self.block_size = block_size
+
+    def render(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None) -> Rendered:
+        text = render_prompt(messages, tools)
+        return Rendered(text, text)
+
+    def with_answer(
+        self, r: Rendered, content: str | None, reasoning: str | None, tool_calls: Sequence[dict[str, Any]] | None
+    ) -> str:
+        return r.before_answer + render_answer(content, reasoning, tool_calls)
 
     def count(self, text: str) -> int:
         return -(-len(text) // CHARS_PER_TOKEN)
@@ -130,6 +150,33 @@ class RegistryTokenizer:
         self.encoder = encoder
         self.name = spec
         self.block_size = block_size
+
+    def render(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None) -> Rendered:
+        """The chat template's text of the request (with its generation prompt), when the
+        tokenizer has a template; else the simulator's own format."""
+        renderer = getattr(self.encoder, "renderer", None)
+        if renderer is None:
+            text = render_prompt(messages, tools)
+            return Rendered(text, text)
+        session = renderer.session(list(tools) if tools else None)
+        closed = session.append(list(messages)).text + session.suffix()
+        return Rendered(closed + session.generation(), closed)
+
+    def with_answer(
+        self, r: Rendered, content: str | None, reasoning: str | None, tool_calls: Sequence[dict[str, Any]] | None
+    ) -> str:
+        renderer = getattr(self.encoder, "renderer", None)
+        if renderer is None:
+            return r.before_answer + render_answer(content, reasoning, tool_calls)
+        message: dict[str, Any] = {"role": "assistant", "content": content or ""}
+        if reasoning:
+            message["reasoning_content"] = reasoning
+        if tool_calls:
+            message["tool_calls"] = list(tool_calls)
+        try:
+            return r.before_answer + str(renderer.answer_text(message))
+        except TraceError:  # an answer the template cannot render: cache the prompt alone
+            return r.text
 
     def count(self, text: str) -> int:
         return len(self.encoder.encode(text))

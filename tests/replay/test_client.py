@@ -249,3 +249,30 @@ def test_a_cookie_the_server_sets_is_sent_back() -> None:
 
     run(go())
     assert [r.headers.get("cookie") for r in seen] == [None, None, "route=b7"]
+
+
+def test_our_transport_sends_back_a_cookie_and_lets_a_turn_header_replace_a_default() -> None:
+    """The request our client encodes itself (no httpx per turn) keeps httpx's behaviour: a
+    load balancer's affinity cookie is sent back, a turn's header replaces a default one."""
+    served = [0]
+
+    async def script(ex: Exchange) -> None:
+        served[0] += 1
+        stream = full_stream("Hi")
+        if served[0] == 2:
+            stream = stream.replace(b"\r\n\r\n", b"\r\nSet-Cookie: route=b7; Path=/\r\n\r\n", 1)
+        ex.write(stream)
+
+    async def go() -> RawServer:
+        async with RawServer(script) as srv:
+            async with StreamClient(srv.url, max_connections=1, api_key=None) as c:
+                for _ in range(3):
+                    assert (await c.stream_chat(BODY, {"X-Session-ID": "s1"}, timeout_s=5)).ok
+                assert (await c.stream_chat(BODY, {"Accept": "text/plain"}, timeout_s=5)).ok
+            return srv
+
+    srv = run(go())
+    heads = [r.head.decode("latin-1").lower() for r in srv.books.requests]
+    assert [h.count("cookie: route=b7") for h in heads] == [0, 0, 1, 1]
+    assert heads[3].count("accept:") == 1 and "accept: text/plain" in heads[3]
+    assert all(h.count("host:") == 1 and h.count("content-length:") == 1 for h in heads)

@@ -284,7 +284,9 @@ def load_hf(path: str, template_kwargs: dict[str, Any] | None = None) -> ChatTok
 GGUF_SPECIAL_TYPES = (3, 4)
 #: The pre-tokenizers of GGUF `tokenizer.ggml.pre` this loader rebuilds exactly: byte-level GPT-2
 #: splitting, with single digits split first for SmolLM (as the model's own tokenizer.json does).
-GGUF_PRE = ("gpt2", "smollm", "default")
+#: Pre-tokenizers rebuilt here with GPT-2's split rule. llama.cpp's "default" (also what a file
+#: without `tokenizer.ggml.pre` gets) splits punctuation and digits otherwise: refused, not guessed.
+GGUF_PRE = ("gpt2", "smollm")
 
 
 def _gguf_field(fields: dict[str, Any], key: str, path: Path) -> Any:

@@ -1,0 +1,24 @@
+"""Why each turn missed the cache: the per-turn cache deficit of a run, attributed to one cause
+(`trajbench analyze cache`, docs/cache.md)."""
+
+from __future__ import annotations
+
+from .analysis import CacheOptions, CacheResult, SweepCacheResult, analyse_cache, analyse_run, analyse_sweep
+from .model import CAUSES, RULES, CacheAnalysis, CauseTotal, TurnRow
+from .table import cause_table, warnings
+
+__all__ = [
+    "CAUSES",
+    "RULES",
+    "CacheAnalysis",
+    "CacheOptions",
+    "CacheResult",
+    "CauseTotal",
+    "SweepCacheResult",
+    "TurnRow",
+    "analyse_cache",
+    "analyse_run",
+    "analyse_sweep",
+    "cause_table",
+    "warnings",
+]

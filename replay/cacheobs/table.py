@@ -1,0 +1,40 @@
+"""The terminal form of a cache analysis: one rich table of causes and a line of totals."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.table import Table
+
+from .model import CacheAnalysis
+
+
+def cause_table(a: CacheAnalysis) -> Table:
+    t = Table(
+        title=f"Cache deficit of {a.run}",
+        caption=(
+            f"{a.cached_tokens:,} of {a.ideal_tokens:,} ideal tokens cached ({a.hit_rate_of_ideal:.1%}) "
+            f"over {a.turns:,} turns; block {a.block_size} ({a.block_size_source}); rules: docs/cache.md"
+        ),
+        box=box.SIMPLE_HEAD,
+    )
+    t.add_column("cause")
+    t.add_column("turns", justify="right")
+    t.add_column("deficit tokens", justify="right")
+    t.add_column("share", justify="right")
+    for c in a.causes:
+        t.add_row(c.cause, f"{c.turns:,}", f"{c.deficit_tokens:,}", f"{c.share:.1%}")
+    return t
+
+
+def warnings(a: CacheAnalysis) -> list[str]:
+    """What makes the figures less than exact, one line each."""
+    out = []
+    if a.count_mismatch_turns:
+        out.append(
+            f"Warning: on {a.count_mismatch_turns:,} of {a.turns:,} turns the server's prompt tokens differ from the "
+            f"run tokenizer's count ({a.tokenizer}) by more than a block: it renders or tokenises prompts otherwise, "
+            "so those deficits are not exact (docs/cache.md)"
+        )
+    if a.turns_without_cached:
+        out.append(f"Note: {a.turns_without_cached:,} finished turns had no cached-token count from the server")
+    return out

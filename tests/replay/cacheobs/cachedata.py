@@ -1,0 +1,78 @@
+"""A small seeded coding dataset for the cache-analysis tests: a few trajectories of tool calls
+whose prompts grow by a few hundred tokens a turn (mlperf-jsonl, same bytes on any machine)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import traces
+
+SYSTEM = "You are a careful software engineer. Use the bash tool to inspect and fix the repository."
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "bash",
+            "description": "Run a bash command",
+            "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
+        },
+    }
+]
+WORDS = "alpha beta gamma delta widget parser buffer index token cache block route replica session".split()
+
+
+def write_dataset(path: Path, *, conversations: int, turns: int, delay: float = 0.0, seed: int = 7) -> Path:
+    """`conversations` trajectories of `turns` client turns each (a user turn, then tool results)."""
+    rng = random.Random(seed)
+    lines = []
+    for c in range(conversations):
+        cid = f"repo__issue-{c:03d}"
+        t = 1
+        lines.append(
+            {
+                "conversation_id": cid,
+                "turn": t,
+                "role": "user",
+                "content": f"Fix issue {c}: " + " ".join(rng.choice(WORDS) for _ in range(40)),
+                "system": SYSTEM,
+                "tools": TOOLS,
+            }
+        )
+        for k in range(turns - 1):
+            call = f"functions.bash:{k}"
+            lines.append(
+                {
+                    "conversation_id": cid,
+                    "turn": t + 1,
+                    "role": "assistant",
+                    "reasoning_content": " ".join(rng.choice(WORDS) for _ in range(12)),
+                    "tool_calls": [
+                        {
+                            "id": call,
+                            "type": "function",
+                            "function": {"name": "bash", "arguments": json.dumps({"command": f"grep -n x f{k}.py"})},
+                        }
+                    ],
+                }
+            )
+            row = {
+                "conversation_id": cid,
+                "turn": t + 2,
+                "role": "tool",
+                "tool_results": [{"tool_call_id": call, "content": " ".join(rng.choice(WORDS) for _ in range(150))}],
+            }
+            if delay:
+                row["delay_seconds"] = delay
+            lines.append(row)
+            t += 2
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+def build(tmp: Path, **kw: object) -> Path:
+    src = write_dataset(tmp / "cache.jsonl", **kw)  # type: ignore[arg-type]
+    out = tmp / "shards"
+    traces.build_shards([str(src)], out, traces.BuildOptions(name="cache"))
+    return out

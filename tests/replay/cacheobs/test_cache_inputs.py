@@ -1,0 +1,115 @@
+"""What `analyze cache` reads besides the shards: the replica a record keeps (only when the run
+named a header), the prefix-cache series of an engine's /metrics page, the block-size guess and
+the precedence of the causes (docs/cache.md)."""
+
+from __future__ import annotations
+
+import orjson
+from hypothesis import given
+from hypothesis import strategies as st
+
+from replay.cacheobs.causes import attribute, infer_block_size
+from replay.cacheobs.ideal import common_prefix
+from replay.promscrape import CacheMetrics, Scrape, cache_series
+from replay.records import Record, record_from_dict, record_line
+
+BASE = dict(
+    instance_id="a",
+    trajectory_id="a",
+    repeat=1,
+    turn=1,
+    client_turn_index=0,
+    slot=0,
+    worker=0,
+    prompt_sha256="0" * 64,
+    salt_repeat="",
+    salt_conversation="",
+    t_send_ns=10,
+    t_first_ns=20,
+    t_last_ns=30,
+    chunk_ns=(20, 5020),  # whole µs apart: records keep µs
+    delay_s=0.0,
+    in_window=True,
+    content="x",
+    reasoning="",
+    tool_calls=(),
+    finish_reason="stop",
+    prompt_tokens=5,
+    completion_tokens=1,
+    cached_tokens=0,
+    client_prompt_tokens=None,
+    client_output_tokens=None,
+    http_status=200,
+    error_kind=None,
+    error_message=None,
+)
+
+
+def test_the_replica_is_written_only_when_the_run_keeps_one() -> None:
+    plain = Record(**BASE)  # type: ignore[arg-type]
+    assert b"replica" not in record_line(plain)
+    assert record_from_dict(orjson.loads(record_line(plain))).replica is None
+    kept = Record(**BASE, replica="3")  # type: ignore[arg-type]
+    assert orjson.loads(record_line(kept))["replica"] == "3"
+    assert record_from_dict(orjson.loads(record_line(kept))) == kept
+
+
+VLLM = """# HELP vllm:prefix_cache_queries_total Prefix cache queries.
+# TYPE vllm:prefix_cache_queries_total counter
+vllm:prefix_cache_queries_total{engine="0",model_name="m"} 1200.0
+vllm:prefix_cache_queries_total{engine="1",model_name="m"} 800.0
+vllm:prefix_cache_hits_total{engine="0",model_name="m"} 900.0
+vllm:prefix_cache_hits_created{engine="0",model_name="m"} 1.7e9
+vllm:num_requests_running{engine="0",model_name="m"} 3.0
+sglang:cache_hit_rate{model_name="m"} 0.5
+sglang:cache_hit_rate{model_name="n"} 0.25
+trajbench_sim_prefix_cache_evicted_blocks_total{replica="0"} 4
+trajbench_sim_prefix_cache_evicted_blocks_total{replica="1"} 6
+"""
+
+
+def test_the_cache_series_of_vllm_sglang_and_the_simulator() -> None:
+    assert cache_series(VLLM) == {
+        "sglang:cache_hit_rate": 0.375,  # a rate is averaged over its labels
+        "trajbench_sim_prefix_cache_evicted_blocks_total": 10.0,  # a counter summed
+        "vllm:prefix_cache_hits_total": 900.0,
+        "vllm:prefix_cache_queries_total": 2000.0,
+    }
+
+
+def test_evictions_rose_only_when_both_scrapes_worked() -> None:
+    before = Scrape(True, None, 1, {"x_evicted_blocks_total": 4.0})
+    after = Scrape(True, None, 2, {"x_evicted_blocks_total": 10.0})
+    assert CacheMetrics(before, after).rise("evict") == 6.0
+    assert CacheMetrics(before, None).rise("evict") is None
+    assert CacheMetrics(before, Scrape(False, "GET /metrics answered HTTP 404", 2, {})).rise("evict") is None
+    assert CacheMetrics(before, Scrape(True, None, 2, {"vllm:prefix_cache_hits_total": 1.0})).rise("evict") is None
+
+
+def test_the_block_size_is_the_gcd_of_the_cached_counts() -> None:
+    assert infer_block_size([0, 32, 48, 160]) == 16
+    assert infer_block_size([0, 0]) is None
+
+
+def test_the_first_rule_that_holds_wins() -> None:
+    kw = dict(
+        block_size=16, within=100, cross=0, replica="0", prev_replica="1", pressure_tokens=500, evictions_rose=3.0
+    )
+    assert attribute(deficit=0, **kw) == "none"  # type: ignore[arg-type]
+    assert attribute(deficit=16, **kw) == "block_granularity"  # type: ignore[arg-type]
+    assert attribute(deficit=50, **{**kw, "within": 0, "cross": 40}) == "marker_salt"  # type: ignore[arg-type]
+    assert attribute(deficit=50, **kw) == "affinity_miss"  # type: ignore[arg-type]
+    assert attribute(deficit=50, **{**kw, "prev_replica": "0"}) == "eviction"  # type: ignore[arg-type]
+    assert attribute(deficit=50, **{**kw, "prev_replica": None, "replica": None}) == "eviction"  # type: ignore[arg-type]
+    # the endpoint counts evictions and counted none: not an eviction
+    assert attribute(deficit=50, **{**kw, "prev_replica": "0", "evictions_rose": 0.0}) == "unexplained"  # type: ignore[arg-type]
+    assert attribute(deficit=50, **{**kw, "prev_replica": "0", "pressure_tokens": 0}) == "unexplained"  # type: ignore[arg-type]
+
+
+@given(st.text(alphabet="ab\u00e9", max_size=300), st.text(alphabet="ab\u00e9", max_size=300), st.integers(0, 300))
+def test_common_prefix_is_the_longest_shared_prefix(a: str, tail: str, k: int) -> None:
+    b = a[:k] + tail
+    want = 0
+    while want < min(len(a), len(b)) and a[want] == b[want]:
+        want += 1
+    assert common_prefix(a, b) == want == common_prefix(b, a)
