@@ -77,22 +77,18 @@ class Timing:
         return True
 
 
-class Connection(asyncio.BufferedProtocol):
+class Connection(asyncio.Protocol):
     """One keep-alive socket; parses one response at a time into a queue of (arrival, bytes) or a tap.
 
-    A BufferedProtocol: the loop reads into `read_buffer` (`recv_into`) instead of `recv(256 KiB)`,
-    which allocates and shrinks a 256 KiB bytes object per read (~12 µs on loopback TCP in a micro-
-    benchmark, more than parsing a typical read). Connections of one pool may share the buffer:
-    each read is parsed, its body bytes copied out by httptools, inside `buffer_updated`, before
-    the loop reads any other socket.
+    Reads arrive in `data_received`. On uvloop that is the cheapest way in: libuv reads every
+    socket into one buffer of the loop's own and hands over a bytes object of just what was read,
+    one Python call a read. asyncio's own loop would allocate a 256 KiB bytes object per read;
+    there the pool makes a `BufferedConnection` instead.
     """
 
-    def __init__(
-        self, key: tuple[str, str, int], read_buffer: bytearray | None = None, limits: ResponseLimits = DEFAULT_LIMITS
-    ) -> None:
+    def __init__(self, key: tuple[str, str, int], limits: ResponseLimits = DEFAULT_LIMITS) -> None:
         self.key = key
         self.limits = limits
-        self._view = memoryview(read_buffer if read_buffer is not None else bytearray(READ_SIZE))
         self.transport: asyncio.Transport | None = None
         self.closed = False
         self.idle_since_ns = 0  # set by the pool when the socket goes back to it
@@ -108,6 +104,7 @@ class Connection(asyncio.BufferedProtocol):
         self.status = 0
         self.headers: list[tuple[bytes, bytes]] = []
         self.headers_done: asyncio.Future[None] | None = None
+        self.head_seen = False  # the head has been parsed (checked on every read: a plain flag)
         self.reads: deque[tuple[int, bytes]] = deque()
         self.queued = 0
         self.pieces.clear()
@@ -137,12 +134,6 @@ class Connection(asyncio.BufferedProtocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
 
-    def get_buffer(self, sizehint: int) -> memoryview:
-        return self._view
-
-    def buffer_updated(self, nbytes: int) -> None:
-        self.data_received(self._view[:nbytes])
-
     def data_received(self, data: bytes | memoryview) -> None:
         now = _monotonic_ns()
         if self.error is not None:
@@ -161,7 +152,7 @@ class Connection(asyncio.BufferedProtocol):
         except httptools.HttpParserError as exc:
             self._abort(httpx.RemoteProtocolError(f"invalid HTTP response from the server: {exc}"))
             return
-        if self.received > limits.max_header_bytes and not self._head_done():
+        if self.received > limits.max_header_bytes and not self.head_seen:
             # httptools buffers an unfinished header line itself: checked after each read, the head
             # costs at most the cap plus one read before we give up on it.
             self._abort(
@@ -208,6 +199,7 @@ class Connection(asyncio.BufferedProtocol):
         self.headers.append((name, value))
 
     def on_headers_complete(self) -> None:
+        self.head_seen = True
         self.status = self.parser.get_status_code()
         names = {k.lower() for k, _ in self.headers}
         self.until_close = b"content-length" not in names and b"transfer-encoding" not in names
@@ -255,3 +247,23 @@ class Connection(asyncio.BufferedProtocol):
         self.closed = True
         if self.transport is not None:
             self.transport.close()
+
+
+class BufferedConnection(Connection, asyncio.BufferedProtocol):
+    """A `Connection` for asyncio's own event loop, which reads into `read_buffer` (`recv_into`)
+    instead of `recv(256 KiB)`: that allocates and shrinks a 256 KiB bytes object per read (~12 µs
+    on loopback TCP in a micro-benchmark, more than parsing a typical read). Connections of one
+    pool may share the buffer: each read is parsed, its body bytes copied out by httptools, inside
+    `buffer_updated`, before the loop reads any other socket."""
+
+    def __init__(
+        self, key: tuple[str, str, int], read_buffer: bytearray | None = None, limits: ResponseLimits = DEFAULT_LIMITS
+    ) -> None:
+        super().__init__(key, limits)
+        self._view = memoryview(read_buffer if read_buffer is not None else bytearray(READ_SIZE))
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._view
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.data_received(self._view[:nbytes])

@@ -196,6 +196,7 @@ class ChatStream:
         "first_chars",
         "frame",
         "frame_end",
+        "frame_join",
         "frame_tried",
         "parser",
         "reasoning",
@@ -219,7 +220,8 @@ class ChatStream:
         self.tool_deltas = 0
         #: (prefix, suffix): this stream's content-chunk line around its text, once learned (`_learn`)
         self.frame: tuple[bytes, bytes] = (b"", b"")
-        self.frame_end = b""  # the suffix and the blank line: a read holding one framed chunk ends so
+        self.frame_end = b""  # the suffix and the blank line: a read of framed chunks ends so
+        self.frame_join = b""  # the suffix, the blank line and the prefix: between two framed chunks
         self.frame_tried = False  # learned from the first plain content chunk only
         self.first_chars: int | None = None  # characters of the first chunk's text and call pieces
         self.finish_reason: str | None = None
@@ -248,15 +250,25 @@ class ChatStream:
             and parser._pending is None
             and len(pre) + len(tail) < len(data) <= parser.max_event_bytes
         ):
-            # What a paced engine sends once the frame is known: one content chunk in the read.
-            try:  # the text with its quotes: the frame's last byte and the suffix's first
-                text = orjson.loads(data[len(pre) - 1 : len(data) - len(tail) + 1])
+            # What an engine sends once the frame is known: reads of whole framed content chunks,
+            # one (paced: no line break between the texts) or several (saturated). A raw line
+            # break is never inside a JSON string: two per chunk give the number of chunks.
+            body = data[len(pre) - 1 : len(data) - len(tail) + 1]  # first text's quote to last's
+            try:
+                if 0x0A not in body:  # no line feed (an int test: the cheapest)
+                    text = orjson.loads(body)
+                    if text:  # a str: the body is quoted at both ends
+                        self.content.append(text)
+                        self.chunk_ns.append(t_ns)
+                        return self.done
+                else:
+                    texts = self._framed(body, data.count(b"\n") >> 1)
+                    if texts is not None:
+                        self.content.extend(texts)
+                        self.chunk_ns.extend(repeat(t_ns, len(texts)))
+                        return self.done
             except orjson.JSONDecodeError:
-                text = None  # not the same shape after all: the rules below decide
-            if text:
-                self.content.append(text)
-                self.chunk_ns.append(t_ns)
-                return self.done
+                pass  # not the same shape after all: the rules below decide
         if parser._buf:
             data = parser._buf + data
         elif data.endswith(b"}\n\n") and data.startswith(b"data: {") and data.find(b"\n") == len(data) - 2:
@@ -329,6 +341,20 @@ class ChatStream:
                 self.t_first_ns = t_ns
         return self.done
 
+    def _framed(self, body: bytes, events: int) -> list[str] | None:
+        """The texts of a read of `events` (2+) framed content chunks, `body` running from the
+        first text's opening quote to the last one's closing quote; None when it is not that
+        (or a JSONDecodeError).
+
+        One parse for the whole read: each boundary (suffix, blank line, prefix) becomes `","`
+        and the read a JSON array of strings. It is exact: a blank line cannot occur inside a
+        JSON string, so every boundary replaced is one between chunks, and one left unreplaced
+        leaves a `}` or `data:` that fails the parse; the parse must then give exactly one
+        non-empty string per chunk (a text with a stray quote gives more elements, or fails).
+        """
+        texts = orjson.loads(b"[%s]" % body.replace(self.frame_join, b'","'))
+        return texts if len(texts) == events and "" not in texts else None
+
     def _one(self, data: bytes, t_ns: int) -> bool:
         """A read that is exactly `data: {json}` and a blank line: fold it; False (nothing
         changed) when it is not a JSON chunk, so the general path states the rules."""
@@ -382,6 +408,7 @@ class ChatStream:
         if probe == obj:
             self.frame = (pre, suf)
             self.frame_end = suf + b"\n\n"
+            self.frame_join = suf + b"\n\n" + pre
 
     def close(self, t_ns: int | None = None) -> bool:
         """End of the HTTP body; a stream that never said [DONE] is complete only if it finished."""

@@ -53,7 +53,8 @@ from collections.abc import AsyncIterator
 import httpx
 
 from .config import DEFAULT_LIMITS, ResponseLimits
-from .http1 import READ_SIZE, Connection, ConnectionDropped, ResponseTooLarge, Sink, Timing
+from .http1 import READ_SIZE, BufferedConnection, Connection, ConnectionDropped, ResponseTooLarge, Sink, Timing
+from .loops import current
 from .numbers import Connections
 
 __all__ = [
@@ -158,7 +159,8 @@ class FastTransport(httpx.AsyncBaseTransport):
         self._verify = verify
         self._ssl: ssl.SSLContext | None = None  # built on the first https request (loading CAs costs ms)
         self._closed = False
-        self._read_buffer = bytearray(READ_SIZE)  # shared by this pool's connections (see Connection)
+        # shared by this pool's connections on asyncio's own loop (see BufferedConnection)
+        self._read_buffer = bytearray(READ_SIZE)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if request.url.scheme not in ("http", "https"):
@@ -281,9 +283,12 @@ class FastTransport(httpx.AsyncBaseTransport):
     async def _open(self, key: tuple[str, str, int], connect_timeout: float | None) -> Connection:
         scheme, host, port = key
         loop = asyncio.get_running_loop()
+        uv = current() == "uvloop"  # uvloop hands over just the bytes read (see Connection)
         async with asyncio.timeout(connect_timeout):
             _, conn = await loop.create_connection(
-                lambda: Connection(key, self._read_buffer, self._limits),
+                lambda: (
+                    Connection(key, self._limits) if uv else BufferedConnection(key, self._read_buffer, self._limits)
+                ),
                 host,
                 port,
                 ssl=self._ssl_context() if scheme == "https" else None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from itertools import pairwise
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from streams import parse_sse, parse_stream
 
@@ -234,7 +234,18 @@ _INNER = st.one_of(
     st.text(max_size=6).map(lambda t: json.dumps(t, ensure_ascii=False)[1:-1].encode()),
     st.lists(
         st.sampled_from(
-            [b"a", b'"', b"\\", b"u00e9", b"\\n", b'","x":"', b'"},"role":"', b'"],"usage":{"t":1},"y":["', b" "]
+            [
+                b"a",
+                b'"',
+                b"\\",
+                b"u00e9",
+                b"\\n",
+                b'","x":"',
+                b'"},"role":"',
+                b'"],"usage":{"t":1},"y":["',
+                b" ",
+                b"\n\n",
+            ]
         ),
         max_size=5,
     ).map(b"".join),
@@ -255,14 +266,25 @@ def _unframed(reads: list[tuple[int, bytes]]) -> ChatStream:
     return s
 
 
-@given(st.lists(_INNER, min_size=1, max_size=8), st.booleans(), st.sampled_from(_FRAMES))
+@given(
+    st.lists(_INNER, min_size=1, max_size=8),
+    st.lists(st.integers(1, 4), min_size=1, max_size=4),
+    st.sampled_from(_FRAMES),
+)
+@example([b'a","b', b"c"], [1, 2], _FRAMES[0])  # a stray quote: one more string than chunks in the read
+@example([b"a", b"b", b"c"], [1, 3], _FRAMES[1])  # three framed chunks in one read: one parse
 def test_a_learned_frame_folds_exactly_like_the_full_rules(
-    inners: list[bytes], one_read: bool, frame: tuple[bytes, bytes]
+    inners: list[bytes], sizes: list[int], frame: tuple[bytes, bytes]
 ) -> None:
     pre, suf = frame
     lines = [pre + b"first" + suf] + [pre + inner + suf for inner in inners]
     events = [line + b"\n\n" for line in lines] + [FINISH, DONE_LINE]
-    reads = [(1, b"".join(events))] if one_read else [(10 * k, e) for k, e in enumerate(events)]
+    reads: list[tuple[int, bytes]] = []  # consecutive events per read, `sizes` cycled
+    taken = 0
+    while taken < len(events):
+        size = sizes[len(reads) % len(sizes)]
+        reads.append((10 * len(reads), b"".join(events[taken : taken + size])))
+        taken += size
     framed, full = parse_stream(reads), _unframed(reads)
     assert framed.frame == frame  # learned from the first line
     assert _facts(framed) == _facts(full)

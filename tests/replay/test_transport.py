@@ -11,11 +11,36 @@ import httpx
 import pytest
 from raw_server import END, Exchange, RawServer, chunk, full_stream, plain, sse_head
 
+from replay.http1 import BufferedConnection, Connection
+from replay.loops import run_loop
 from replay.transport import TIMING_EXTENSION, FastTransport, Timing
+
+_LOOP = ["asyncio"]
+
+
+@pytest.fixture(autouse=True, params=["asyncio", "uvloop"])
+def loop(request: pytest.FixtureRequest) -> str:
+    """Every test on both loops: each gets its own kind of connection (see replay.http1)."""
+    if request.param == "uvloop":
+        pytest.importorskip("uvloop")
+    _LOOP[0] = request.param
+    return str(request.param)
 
 
 def run(coro: Awaitable[Any]) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, 20))
+    return run_loop(asyncio.wait_for(coro, 20), _LOOP[0])
+
+
+def test_each_loop_gets_its_kind_of_connection(loop: str) -> None:
+    async def go() -> type:
+        async with RawServer(serve(plain(200, b"{}"))) as srv:
+            tr = FastTransport(1)
+            async with httpx.AsyncClient(transport=tr) as client:
+                await client.get(srv.url)
+                return type(next(iter(tr._idle.values()))[0])
+
+    kind = run(go())
+    assert kind is (Connection if loop == "uvloop" else BufferedConnection)
 
 
 def serve(response: bytes) -> Callable[[Exchange], Awaitable[None]]:
