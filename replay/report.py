@@ -389,7 +389,13 @@ def _cache_section(points: list[Point]) -> str:
         parts.append(
             f"<h3>{html.escape(p.label)} C={p.concurrency:,}</h3><p>{a.cached_tokens:,} of {a.ideal_tokens:,} "
             f"ideal reusable tokens cached ({a.hit_rate_of_ideal:.1%}) over {a.turns:,} turns, block "
-            f"{a.block_size} ({html.escape(a.block_size_source)}); deficit by cause: {html.escape(causes or 'none')}</p>"
+            f"{a.block_size} ({html.escape(a.block_size_source)}); deficit by cause: {html.escape(causes or 'none')}"
+            + (
+                f"; template check {html.escape(a.template_check)} covered {a.template_check_turns:,} turns"
+                if a.template_check is not None
+                else ""
+            )
+            + "</p>"
         )
         imgs = [Path(p.run_dir) / name for name in CHARTS if (Path(p.run_dir) / name).is_file()]
         parts.append(f'<div class="charts">{"".join(_img(i) for i in imgs)}</div>')
