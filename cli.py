@@ -1845,7 +1845,7 @@ def analyze_group() -> None:
 
 
 @analyze_group.command("cache")
-@example("trajbench analyze cache runs/c0008 --block-size 16")
+@example("trajbench analyze cache runs/c0008 --block-size 16 --template-check parity.json")
 @click.argument("run_dir", type=click.Path())
 @click.option(
     "--block-size",
@@ -1862,8 +1862,20 @@ def analyze_group() -> None:
     help="Count prompts with NAME or NAME:PATH (default: the run's tokenizer, else its profile's).",
 )
 @click.option("--shards", default=None, help="The shard folder the run replayed, if not where run.json says.")
+@click.option(
+    "--template-check",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="A `traces check-template --json` file of the run's shards: turns whose engine tokens part from the "
+    "client's inside the ideal prefix are template drift (docs/cache.md).",
+)
 def analyze_cache(
-    run_dir: str, block_size: int | None, out: str | None, tokenizer: str | None, shards: str | None
+    run_dir: str,
+    block_size: int | None,
+    out: str | None,
+    tokenizer: str | None,
+    shards: str | None,
+    template_check: str | None,
 ) -> None:
     """Per-turn cache deficit of a run (or of each point of a sweep folder), attributed to one
     cause each: block granularity, history marker/salt, affinity miss, eviction, template drift or
@@ -1874,7 +1886,9 @@ def analyze_cache(
     from replay import cacheobs
     from replay.layout import SWEEP_FILE
 
-    options = cacheobs.CacheOptions(block_size=block_size, tokenizer=tokenizer, shards=shards)
+    options = cacheobs.CacheOptions(
+        block_size=block_size, tokenizer=tokenizer, shards=shards, template_check=template_check
+    )
     console = Console()
     if (Path(run_dir) / SWEEP_FILE).is_file():
         swept = cacheobs.analyse_sweep(run_dir, options, out)

@@ -10,8 +10,10 @@ generating anything:
   the rendered text; `POST /tokenize` with `{"content", "add_special": false, "parse_special":
   true}` answers `{"tokens": [...]}`; `POST /detokenize` with `{"tokens"}` answers `{"content"}`.
 
-`detect_api` tells them apart by what only one of them serves: llama.cpp's `GET /props`, SGLang's
-`GET /get_server_info` (or `/server_info`), vLLM's `GET /version`.
+`detect_api` tells them apart by what only one of them answers: llama.cpp's `GET /props`; SGLang's
+`GET /get_model_info` (its `model_path`) or a `GET /get_server_info` (`/server_info`) holding its
+server arguments; vLLM's `GET /version` (`{"version": ...}`). A route alone is no proof: vLLM in
+dev mode also serves `/server_info` (its config under `vllm_config`).
 """
 
 from __future__ import annotations
@@ -49,8 +51,32 @@ def _get_ok(client: httpx.Client, url: str) -> Any:
         return None
 
 
+#: Server-info keys of SGLang's own (its server arguments and state); vLLM's dev-mode
+#: `/server_info` has none of them, only `vllm_config` (and its environment).
+SGLANG_INFO_KEYS = frozenset({"model_path", "tokenizer_path", "tp_size", "internal_states"})
+
+
+def _is_sglang(client: httpx.Client, root: str) -> bool:
+    """SGLang's own answers: `/get_model_info` with the model path, or a server info holding its
+    server arguments (not vLLM's dev-mode `/server_info`, which answers the same route)."""
+    model = _get_ok(client, f"{root}/get_model_info")
+    if isinstance(model, dict) and "model_path" in model:
+        return True
+    for route in ("/get_server_info", "/server_info"):
+        info = _get_ok(client, f"{root}{route}")
+        if isinstance(info, dict) and "vllm_config" not in info and SGLANG_INFO_KEYS & info.keys():
+            return True
+    return False
+
+
+def _is_vllm(client: httpx.Client, root: str) -> bool:
+    version = _get_ok(client, f"{root}/version")
+    return isinstance(version, dict) and isinstance(version.get("version"), str)
+
+
 def detect_api(client: httpx.Client, endpoint: str) -> str:
-    """Which tokenisation API the endpoint speaks, from the routes only one engine serves."""
+    """Which tokenisation API the endpoint speaks, from answers only one engine gives (a route
+    another engine also serves in some mode is read for keys only its own engine writes)."""
     root = api_root(endpoint)
     try:
         client.get(f"{root}/health")
@@ -59,14 +85,14 @@ def detect_api(client: httpx.Client, endpoint: str) -> str:
     props = _get_ok(client, f"{root}/props")
     if isinstance(props, dict) and ("chat_template" in props or "default_generation_settings" in props):
         return "llamacpp"
-    for route in ("/get_server_info", "/server_info"):
-        if isinstance(_get_ok(client, f"{root}{route}"), dict):
-            return "sglang"
-    if isinstance(_get_ok(client, f"{root}/version"), dict):
+    if _is_sglang(client, root):
+        return "sglang"
+    if _is_vllm(client, root):
         return "vllm"
     raise EngineApiError(
-        f"{endpoint}: cannot tell which engine this is (none of GET /props, /get_server_info, /server_info, "
-        "/version answered); name it with --api vllm|sglang|llamacpp (docs/templates.md)"
+        f"{endpoint}: cannot tell which engine this is (none of GET /props, /get_model_info, /get_server_info, "
+        "/server_info, /version answered as llama.cpp, SGLang or vLLM do); name it with --api "
+        "vllm|sglang|llamacpp (docs/templates.md)"
     )
 
 

@@ -8,7 +8,9 @@ counts only the tokens that arrived within it. Two views:
   ms and its TPOT at most Y ms (either key may be left out: no limit);
 - per session (`--session-slo SECONDS`): a trajectory instance is good when every one of its
   turns succeeded and met the per-turn SLO, and its active time, the sum of its turns' E2E
-  without the recorded delays between them, is at most the limit.
+  without the recorded delays between them, is at most the limit. Only sessions that ended are
+  judged: one cut off by the end of the run (turns of its trajectory never sent, or cancelled)
+  would be judged on a part of itself, so it is counted as incomplete instead.
 
 Both are divided by the duration the throughput uses (the performance window), over the same
 turns (the window turns that succeeded), so goodput <= throughput always, and with no limit at
@@ -18,7 +20,7 @@ all (and no failed turn, for sessions) goodput equals throughput.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from .numbers import Goodput
 from .records import Record, e2e_ns, tpot_ns, ttft_ns
@@ -47,8 +49,23 @@ def active_seconds(turns: Sequence[Record]) -> float:
     return sum(v for r in turns if (v := e2e_ns(r)) is not None) / 1e9
 
 
-def goodput(records: Sequence[Record], slo: Slo, duration_ns: int) -> Goodput:
-    """Goodput of turns and of sessions over `duration_ns` (the throughput's window duration)."""
+def session_ended(turns: Sequence[Record], expected: int | None) -> bool:
+    """A session the run saw to its end: every turn of its trajectory (`expected`, None: unknown)
+    sent and finished, or a failed turn ended it (the system's failure, which the SLO judges); not
+    one cut off by the end of the run (a turn cancelled, or turns never sent)."""
+    if any(r.error_kind == "cancelled" for r in turns):
+        return False
+    if any(not r.ok for r in turns):
+        return True
+    return expected is None or len({r.turn for r in turns}) >= expected
+
+
+def goodput(
+    records: Sequence[Record], slo: Slo, duration_ns: int, trajectory_turns: Mapping[str, int] | None = None
+) -> Goodput:
+    """Goodput of turns and of sessions over `duration_ns` (the throughput's window duration);
+    `trajectory_turns` (trajectory id → its client turns) tells a session cut off by the end of
+    the run from one that ended (without it, only a cancelled turn marks one cut off)."""
     sent = [r for r in records if r.error_kind != "aborted"]
     good = [r for r in sent if r.in_window and r.ok]
     seconds = duration_ns / 1e9
@@ -60,7 +77,9 @@ def goodput(records: Sequence[Record], slo: Slo, duration_ns: int) -> Goodput:
     by: dict[str, list[Record]] = defaultdict(list)
     for r in sent:
         by[r.instance_id].append(r)
-    sessions = sorted({r.instance_id for r in good})
+    seen = sorted({r.instance_id for r in good})
+    lengths = trajectory_turns or {}
+    sessions = [k for k in seen if session_ended(by[k], lengths.get(by[k][0].trajectory_id))]
     sessions_ok = [
         k
         for k in sessions
@@ -81,4 +100,5 @@ def goodput(records: Sequence[Record], slo: Slo, duration_ns: int) -> Goodput:
         session_output_tokens_met=session_tokens,
         session_output_tokens_per_s=session_tokens / seconds if seconds > 0 else 0.0,
         sessions_met_share=len(sessions_ok) / len(sessions) if sessions else None,
+        sessions_incomplete=len(seen) - len(sessions),
     )

@@ -18,7 +18,7 @@ Timings stay in nanoseconds (the reference's unit); reports show milliseconds.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from traces import distribution
@@ -162,9 +162,10 @@ def trajbench_metrics(
     interrupted: bool = False,
     crashed: bool = False,
     slo: Slo | None = None,
+    trajectory_turns: Mapping[str, int] | None = None,
 ) -> RunNumbers:
     """trajbench's own numbers: every distribution over the window turns that succeeded; goodput
-    when the run has an SLO (`replay.goodput`)."""
+    when the run has an SLO (`replay.goodput`; `trajectory_turns` tells its ended sessions)."""
     window_turns = [r for r in sent(records) if r.in_window]
     good = [r for r in window_turns if r.ok]
     win = window_of(records, window_close_ns)
@@ -222,7 +223,7 @@ def trajbench_metrics(
         ),
         interrupted=interrupted,
         crashed=crashed,
-        goodput=goodput(records, slo, duration_ns) if slo is not None and slo.given else None,
+        goodput=goodput(records, slo, duration_ns, trajectory_turns) if slo is not None and slo.given else None,
     )
 
 

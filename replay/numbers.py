@@ -134,11 +134,13 @@ class Goodput:
     output_tokens_met: int
     output_tokens_per_s: float  # goodput of turns
     turns_met_share: float | None
-    sessions: int  # instances with at least one of those turns
+    sessions: int  # instances with at least one of those turns that ended (not cut off by the run's end)
     sessions_met: int  # instances that met the session SLO (and every turn the per-turn one)
     session_output_tokens_met: int
     session_output_tokens_per_s: float  # goodput of sessions
     sessions_met_share: float | None
+    # instances with at least one of those turns cut off by the end of the run (not judged)
+    sessions_incomplete: int = 0
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ import html
 import json
 import os
 import tempfile
-from collections.abc import Callable
-from dataclasses import asdict
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from .pareto import Point, frontier, normalised
 from .plots import curves, metric_chart, pareto_chart
 from .points import GatesOf, PointSet, Replaced, collect_points
 from .runinfo import RunInfo
+from .slo import Slo
 
 REPORT_FILE = "report.html"
 
@@ -301,7 +302,7 @@ def _write_report(found: PointSet, out: Path, cost_per_hour: float | None, power
         encoding="utf-8",
     )
     charts = _charts(points, out, cost_per_hour, power_watts)
-    goodput_charts = _goodput_charts(points, out)
+    goodput_charts = _goodput_charts(points, infos, out)
     failing = [r for r in rows if r["inline_pass"] is False or r["osl_pass"] is False]
     hashes = sorted({p.dataset_hash for p in points})
     shown = [c for c in cols if c not in ("started_at",)]
@@ -341,15 +342,26 @@ def _attribute(key: str) -> Callable[[Point], float]:
     return lambda p: float(getattr(p, key))
 
 
-def _goodput_charts(points: list[Point], out: Path) -> list[Path]:
+def goodput_points(points: list[Point], infos: Mapping[str, RunInfo], key: str) -> list[Point]:
+    """The points that have this goodput. Goodput under other limits does not compare, so when
+    their runs were judged by different SLOs each SLO's points form a curve of their own (the SLO
+    joins the label a frontier is drawn per); one SLO keeps the labels as they are."""
+    have = [p for p in points if getattr(p, key) is not None]
+    slos = {p.run_dir: (infos[p.run_dir].slo or Slo()).describe() for p in have}
+    if len(set(slos.values())) <= 1:
+        return have
+    return [replace(p, label=f"{p.label} (SLO {slos[p.run_dir]})") for p in have]
+
+
+def _goodput_charts(points: list[Point], infos: Mapping[str, RunInfo], out: Path) -> list[Path]:
     """The Pareto chart with goodput as its y-axis (of turns, of sessions), over the points whose
-    run had an SLO; none when no point had one."""
+    run had an SLO, one frontier per system and SLO; none when no point had one."""
     charts = []
     for key, name, file in (
         ("goodput_tps", "goodput of turns", "pareto_goodput.png"),
         ("session_goodput_tps", "goodput of sessions", "pareto_session_goodput.png"),
     ):
-        have = [p for p in points if getattr(p, key) is not None]
+        have = goodput_points(points, infos, key)
         if have:
             charts.append(
                 pareto_chart(
@@ -370,7 +382,8 @@ def _goodput_section(charts: list[Path]) -> str:
         '<h2 id="goodput">Goodput vs per-user speed</h2>\n'
         + "".join(_img(c) for c in charts)
         + "\n<p>The same frontier with goodput as the y-axis: only the output tokens of turns (and of whole "
-        "sessions) that met the run's SLOs count (docs/metrics.md).</p>"
+        "sessions) that met the run's SLOs count; points judged by different SLOs never share a frontier, "
+        "each SLO draws its own, named in the legend (docs/metrics.md).</p>"
     )
 
 
@@ -389,7 +402,13 @@ def _cache_section(points: list[Point]) -> str:
         parts.append(
             f"<h3>{html.escape(p.label)} C={p.concurrency:,}</h3><p>{a.cached_tokens:,} of {a.ideal_tokens:,} "
             f"ideal reusable tokens cached ({a.hit_rate_of_ideal:.1%}) over {a.turns:,} turns, block "
-            f"{a.block_size} ({html.escape(a.block_size_source)}); deficit by cause: {html.escape(causes or 'none')}</p>"
+            f"{a.block_size} ({html.escape(a.block_size_source)}); deficit by cause: {html.escape(causes or 'none')}"
+            + (
+                f"; template check {html.escape(a.template_check)} covered {a.template_check_turns:,} turns"
+                if a.template_check is not None
+                else ""
+            )
+            + "</p>"
         )
         imgs = [Path(p.run_dir) / name for name in CHARTS if (Path(p.run_dir) / name).is_file()]
         parts.append(f'<div class="charts">{"".join(_img(i) for i in imgs)}</div>')

@@ -85,6 +85,7 @@ async def _run_replay(
     ensure_open_files(config.concurrency, config.workers)
     run_dir = run_dir_of(config)  # checked now, created only once the endpoint has passed
     state = RunState(total_turns=planned_turns(shards, num))  # reads every shard footer
+    lengths = trajectory_turns(shards)
     coordinator = Coordinator(num, stop_at_window_end=config.stop_at_window_end)
     sim = embedded_simulator(config, shards, num)
     started = crashed = False
@@ -152,7 +153,7 @@ async def _run_replay(
         raise
     finally:
         if started:  # else nothing ran (the simulator did not start, the preflight failed)
-            _finish(run_dir, coordinator, state, crashed, connections)
+            _finish(run_dir, coordinator, state, crashed, connections, lengths)
     return run_dir
 
 
@@ -182,7 +183,12 @@ def _backend(
 
 
 def _finish(
-    run_dir: Path, coordinator: Coordinator, state: RunState, crashed: bool, connections: Connections | None
+    run_dir: Path,
+    coordinator: Coordinator,
+    state: RunState,
+    crashed: bool,
+    connections: Connections | None,
+    lengths: dict[str, int],
 ) -> None:
     """The result files, also after a crash (what finished is worth reading), then the records
     compressed; a failure to write them never hides the crash that brought us here."""
@@ -195,6 +201,7 @@ def _finish(
             interrupted=state.interrupted,
             crashed=crashed,
             connections=connections,
+            trajectory_turns=lengths,
         )
         compress_records(run_dir)
     except Exception:
@@ -316,6 +323,19 @@ def prepare_run_dir(config: RunConfig, path: Path | None = None) -> Path:
 
 def planned_turns(shards: Shards, num_instances: int) -> int:
     """Client turns the FIFO will offer, from the Parquet footers (row group = one instance)."""
+    per_instance = instance_turns(shards)
+    m = len(per_instance)
+    return sum(per_instance) * (num_instances // m) + sum(per_instance[: num_instances % m])
+
+
+def trajectory_turns(shards: Shards) -> dict[str, int]:
+    """Each trajectory's client turns (every repeat of it has as many): what goodput needs to tell
+    a session cut off by the end of the run from one that ended (docs/metrics.md)."""
+    return {e.trajectory_id: n for e, n in zip(shards.index, instance_turns(shards), strict=True)}
+
+
+def instance_turns(shards: Shards) -> list[int]:
+    """Each stored instance's client turns, in FIFO order, from the Parquet footers."""
     files: dict[int, pq.FileMetaData] = {}
     per_instance: list[int] = []
     for e in shards.index:
@@ -328,8 +348,7 @@ def planned_turns(shards: Shards, num_instances: int) -> int:
             raise traces.ShardError(
                 f"{path}: not a readable shard file ({exc}); rebuild the folder with `trajbench traces build`"
             ) from None
-    m = len(per_instance)
-    return sum(per_instance) * (num_instances // m) + sum(per_instance[: num_instances % m])
+    return per_instance
 
 
 def _public_url(url: str) -> str:

@@ -30,6 +30,19 @@ class Slo:
         parts = [f"{k}={_num(v)}" for k, v in (("ttft_ms", self.ttft_ms), ("tpot_ms", self.tpot_ms)) if v is not None]
         return ",".join(parts) or None
 
+    def describe(self) -> str:
+        """The limits in words ("TTFT 2000 ms, session 600 s"; "none" without any)."""
+        parts = [
+            f"{name} {_num(v)} {unit}"
+            for name, v, unit in (
+                ("TTFT", self.ttft_ms, "ms"),
+                ("TPOT", self.tpot_ms, "ms"),
+                ("session", self.session_s, "s"),
+            )
+            if v is not None
+        ]
+        return ", ".join(parts) or "none"
+
     def check(self) -> None:
         for name, v in (
             ("--slo ttft_ms", self.ttft_ms),

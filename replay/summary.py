@@ -10,7 +10,7 @@ the one extra key `trajbench`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,7 @@ def build_summary(
     crashed: bool = False,
     connections: Connections | None = None,
     slo: Slo | None = None,
+    trajectory_turns: Mapping[str, int] | None = None,
 ) -> ResultSummary:
     ref = reference_metrics(records, window_close_ns=window_close_ns)
     state = "interrupted" if interrupted or crashed else "complete"
@@ -80,7 +81,12 @@ def build_summary(
         run_config=run_config,
         trajbench=replace(
             trajbench_metrics(
-                records, window_close_ns=window_close_ns, interrupted=interrupted, crashed=crashed, slo=slo
+                records,
+                window_close_ns=window_close_ns,
+                interrupted=interrupted,
+                crashed=crashed,
+                slo=slo,
+                trajectory_turns=trajectory_turns,
             ),
             connections=connections,
         ),
@@ -95,8 +101,10 @@ def write_results(
     interrupted: bool = False,
     crashed: bool = False,
     connections: Connections | None = None,
+    trajectory_turns: Mapping[str, int] | None = None,
 ) -> ResultSummary:
-    """Read the run's records and run.json, write both result files, return the summary."""
+    """Read the run's records and run.json, write both result files, return the summary
+    (`trajectory_turns`: each trajectory's client turns, so goodput judges ended sessions only)."""
     run_dir = Path(run_dir)
     info = read_run_info(run_dir)
     run = info.to_json()
@@ -108,6 +116,7 @@ def write_results(
         interrupted=interrupted,
         crashed=crashed,
         connections=connections,
+        trajectory_turns=trajectory_turns,
     )
     summary.write(run_dir)
     (run_dir / REPORT_FILE).write_text(render_report(summary), encoding="utf-8")
@@ -188,7 +197,8 @@ def _goodput_lines(t: RunNumbers) -> list[str]:
     return [
         f"  goodput (SLO {limits})",
         f"    of turns            {g.output_tokens_per_s:.1f} output tok/s   ({g.turns_met} of {g.turns} turns met the SLO)",
-        f"    of sessions         {g.session_output_tokens_per_s:.1f} output tok/s   ({g.sessions_met} of {g.sessions} sessions met it)",
+        f"    of sessions         {g.session_output_tokens_per_s:.1f} output tok/s   ({g.sessions_met} of {g.sessions} sessions met it"
+        + (f"; {g.sessions_incomplete} cut off by the run's end, not judged)" if g.sessions_incomplete else ")"),
     ]
 
 

@@ -18,6 +18,7 @@ import cli
 import jobs
 import traces
 from replay import ResultSummary, RunConfig, RunInfo, Slo, event_loop
+from replay.records import Record, read_records
 from replay.sim import embedded_config
 
 RUN_KEYS = (
@@ -222,6 +223,13 @@ def test_a_run_replayed_from_its_run_json_has_the_same_options(
     ours = ResultSummary.read(first).trajbench
     assert ours.goodput is not None and ours.goodput.turns_met == ours.goodput.turns > 0
     assert ours.goodput.output_tokens_per_s == ours.throughput.output_tokens_per_s
+    # --stop-at-window-end cuts sessions short: those are not judged, and counted (docs/metrics.md)
+    lengths = {i.trajectory_id: len(i.turns) for i in traces.Shards(sample_shards)}
+    sent: dict[str, list[Record]] = {}
+    for r in read_records(first):
+        sent.setdefault(r.instance_id, []).append(r)
+    cut = sum(1 for rs in sent.values() if len(rs) < lengths[rs[0].trajectory_id])
+    assert ours.goodput.sessions_incomplete == cut and ours.goodput.sessions == len(sent) - cut
     assert "goodput (SLO TTFT 60000 ms, TPOT 1000 ms, session 3600 s)" in out
 
     again = tmp_path / "again"

@@ -24,7 +24,8 @@ from ..layout import CACHE_TURNS_FILE, RUN_FILE
 from ..promscrape import CacheMetrics
 from ..records import Record, read_records
 from ..runinfo import RunInfo, read_run_info
-from .causes import attribute, infer_block_size
+from .causes import attribute, count_mismatch, drifted, infer_block_size
+from .drift import TemplateCheck, read_template_check, stored_instance_ids
 from .ideal import PromptTexts, ideal_prefixes
 from .model import CAUSES, RULES, TURN_SCHEMA, CacheAnalysis, CauseTotal, TurnRow
 
@@ -34,6 +35,7 @@ class CacheOptions:
     block_size: int | None = None  # None: inferred from the cached counts
     tokenizer: str | None = None  # None: the run's --tokenizer, else its profile's tokenizer
     shards: str | None = None  # None: the folder run.json names
+    template_check: str | None = None  # a `traces check-template --json` file of the run's shards
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,11 @@ def analyse_run(
     info = read_run_info(run)
     shards = _shards(run, info, options.shards)
     spec, tok = run_tokenizer(run, info, options.tokenizer)
+    check = None
+    if options.template_check is not None:
+        check = read_template_check(options.template_check, shards.content_hash, tok.name)
+    stored = stored_instance_ids(shards)
+    repeats = max((e.repeat for e in shards.index), default=1)
     records = list(read_records(run))
     ok = [r for r in records if r.ok]
     used = sorted((r for r in ok if r.cached_tokens is not None), key=lambda r: (r.t_send_ns, r.instance_id, r.turn))
@@ -144,6 +151,16 @@ def analyse_run(
         deficit = reusable - cached
         p = prev.get(r.instance_id)
         prev_replica = p.replica if p is not None else None
+        checked, divergence = False, None
+        if check is not None:
+            own = stored.get((r.trajectory_id, (r.repeat - 1) % repeats + 1), r.instance_id)
+            checked, divergence = check.at(own, (p.turn if p is not None else None, r.turn))
+        drift = drifted(
+            ideal=reusable,
+            checked=checked,
+            engine_divergence=divergence,
+            count_mismatch=count_mismatch(r.prompt_tokens, ideal.isl, block),
+        )
         cause = attribute(
             deficit=deficit,
             block_size=block,
@@ -153,6 +170,7 @@ def analyse_run(
             prev_replica=prev_replica,
             pressure_tokens=pressure[key],
             evictions_rose=rose,
+            drift=drift,
         )
         gap = None
         if p is not None and p.t_last_ns is not None:
@@ -179,11 +197,13 @@ def analyse_run(
                 gap,
                 pressure[key],
                 busy,
+                checked,
+                divergence,
             )
         )
         prev[r.instance_id] = r
     rows.sort(key=lambda x: (x.instance_id, x.turn))
-    return _summary(run, info, spec, block, source, rows, records, rose, metrics), rows
+    return _summary(run, info, spec, block, source, rows, records, rose, metrics, check), rows
 
 
 def _summary(
@@ -196,6 +216,7 @@ def _summary(
     records: list[Record],
     rose: float | None,
     metrics: CacheMetrics | None,
+    check: TemplateCheck | None,
 ) -> CacheAnalysis:
     positive = sum(max(0, r.deficit) for r in rows)
     totals = []
@@ -232,13 +253,14 @@ def _summary(
         surplus_turns=sum(1 for r in rows if r.deficit < -block),
         hit_rate_of_ideal=round(cached / ideal, 6) if ideal else 0.0,
         within_block_share=round(sum(1 for r in rows if r.deficit <= block) / len(rows), 6) if rows else 0.0,
-        count_mismatch_turns=sum(
-            1 for r in rows if r.server_prompt_tokens is not None and abs(r.server_prompt_tokens - r.isl) > block
-        ),
+        count_mismatch_turns=sum(1 for r in rows if count_mismatch(r.server_prompt_tokens, r.isl, block)),
         evictions_rose=rose,
         metrics=said,
         causes=totals,
         rules=dict(RULES),
+        template_check=check.name if check is not None else None,
+        template_check_sha256=check.sha256 if check is not None else None,
+        template_check_turns=sum(1 for r in rows if r.template_checked),
     )
 
 

@@ -17,6 +17,21 @@ def infer_block_size(cached: Iterable[int]) -> int | None:
     return g or None
 
 
+def count_mismatch(server_prompt_tokens: int | None, isl: int, block_size: int) -> bool:
+    """The server counted the prompt otherwise by more than a block: it rendered or tokenised
+    another prompt than the client counted (another template or vocabulary)."""
+    return server_prompt_tokens is not None and abs(server_prompt_tokens - isl) > block_size
+
+
+def drifted(*, ideal: int, checked: bool, engine_divergence: int | None, count_mismatch: bool) -> bool:
+    """The engine's tokens part from the client's inside the ideal reusable prefix, so its cache
+    key is not the one the client expects: by a template check of this turn or the session's
+    previous turn when one covers it (a checked, identical prompt is no drift), else by the count."""
+    if checked:
+        return engine_divergence is not None and engine_divergence < ideal
+    return count_mismatch
+
+
 def attribute(
     *,
     deficit: int,
@@ -27,6 +42,7 @@ def attribute(
     prev_replica: str | None,
     pressure_tokens: int,
     evictions_rose: float | None,
+    drift: bool = False,
 ) -> str:
     """The one cause of a turn's deficit (see `model.RULES` for the rules in words)."""
     if deficit <= 0:
@@ -39,4 +55,6 @@ def attribute(
         return "affinity_miss"
     if pressure_tokens > 0 and (evictions_rose is None or evictions_rose > 0):
         return "eviction"
+    if drift:
+        return "template_drift"
     return "unexplained"

@@ -32,7 +32,10 @@ RULES = {
     "affinity_miss": "the replica header differs from the session's previous turn's",
     "eviction": "same replica as the previous turn (or none recorded), other sessions' prompts were served in "
     "between (pressure > 0), and the endpoint's eviction counter rose over the run (or it has none)",
-    "template_drift": "never chosen by this version: no template-parity result is read",
+    "template_drift": "the engine's tokens part from the client's before the end of the ideal reusable prefix, so "
+    "its cache key differs: a template check (--template-check) of this turn's or the session's previous turn's "
+    "prompt diverged at a position < ideal; for turns no check covers, the server's prompt tokens differ from "
+    "the ISL by more than a block",
     "unexplained": "none of the rules above holds",
 }
 
@@ -61,6 +64,8 @@ class TurnRow:
     gap_s: float | None  # from the previous turn's last byte to this send
     pressure_tokens: int  # other sessions' prompt tokens served between (same replica if known)
     in_flight: int  # other turns in flight when this one was sent
+    template_checked: bool  # the template check covered this turn or the session's previous turn
+    engine_divergence: int | None  # the earliest first divergent position of those checked (None: identical/unchecked)
 
 
 TURN_SCHEMA = pa.schema(
@@ -85,6 +90,8 @@ TURN_SCHEMA = pa.schema(
         ("gap_s", pa.float64()),
         ("pressure_tokens", pa.int64()),
         ("in_flight", pa.int64()),
+        ("template_checked", pa.bool_()),
+        ("engine_divergence", pa.int64()),
     ]
 )
 assert TURN_SCHEMA.names == [f.name for f in fields(TurnRow)]
@@ -127,6 +134,11 @@ class CacheAnalysis(traces.JsonFile):
     metrics: str  # what cache_metrics.json said: "scraped", "none", or the failure
     causes: list[CauseTotal]
     rules: dict[str, str]
+    # the template-parity report read (--template-check): its file name and sha256, and the analysed
+    # turns it covered (the turn or the session's previous turn checked); None / 0 without one
+    template_check: str | None = None
+    template_check_sha256: str | None = None
+    template_check_turns: int = 0
 
     def cause(self, name: str) -> CauseTotal:
         return next(c for c in self.causes if c.cause == name)

@@ -33,7 +33,14 @@ def warnings(a: CacheAnalysis) -> list[str]:
         out.append(
             f"Warning: on {a.count_mismatch_turns:,} of {a.turns:,} turns the server's prompt tokens differ from the "
             f"run tokenizer's count ({a.tokenizer}) by more than a block: it renders or tokenises prompts otherwise, "
-            "so those deficits are not exact (docs/cache.md)"
+            "so those deficits are not exact"
+            + ("" if a.template_check else "; a deficit no earlier cause explains is template_drift there")
+            + " (docs/cache.md)"
+        )
+    if a.template_check is not None and not a.template_check_turns:
+        out.append(
+            f"Warning: the template check {a.template_check} covered none of the analysed turns (it sampled other "
+            "instances or turns); check more with `traces check-template --sample N` (docs/templates.md)"
         )
     if a.turns_without_cached:
         out.append(f"Note: {a.turns_without_cached:,} finished turns had no cached-token count from the server")

@@ -108,6 +108,25 @@ def test_goodput_of_hand_made_records() -> None:
     assert (g.turns_met, g.sessions_met, g.session_output_tokens_met) == (3, 1, 41)
 
 
+def test_a_session_cut_off_by_the_end_of_the_run_is_not_judged() -> None:
+    """A would meet a 3 s session limit on the two turns it sent, but its trajectory has 3: the
+    run ended first. B ended on a failed turn (judged, not met); C finished all its 2 turns."""
+    records = [*RECORDS, rec("C", 0, 0, 100, 500, 5), rec("C", 2, 1000, 100, 500, 7)]
+    lengths = {"A": 3, "B": 3, "C": 2}
+    slo = parse_slo(None, 3.0)
+    g = goodput(records, slo, 10 * S, lengths)
+    assert (g.sessions, g.sessions_met, g.sessions_incomplete, g.session_output_tokens_met) == (2, 1, 1, 12)
+    assert goodput(records, slo, 10 * S, {**lengths, "A": 2}).sessions_met == 2  # A ended after all
+    # without the trajectories' lengths every session counts as ended, unless a turn was cancelled
+    assert goodput(records, slo, 10 * S).sessions_incomplete == 0
+    cut = [*records[:-1], rec("C", 2, 1000, 100, 500, 7, error="cancelled")]
+    assert goodput(cut, slo, 10 * S).sessions_incomplete == 1
+    # per turn nothing changes: the turns are judged whatever their session
+    assert goodput(records, parse_slo("ttft_ms=300"), 10 * S, lengths).turns_met == 4
+    numbers = trajbench_metrics(records, slo=slo, trajectory_turns=lengths)
+    assert numbers.goodput == g
+
+
 def test_a_turn_without_a_first_token_fails_a_ttft_limit_and_one_without_tpot_meets_a_tpot_limit() -> None:
     silent = rec("C", 0, 0, None, 100, 0)
     single = rec("C", 2, 0, 50, 100, 1, after_first=0)  # one token: no TPOT
@@ -179,18 +198,21 @@ _limit = st.one_of(st.none(), st.floats(0.5, 10_000))
     _limit,
     _limit,
     st.one_of(st.none(), st.floats(0.01, 60)),
+    st.dictionaries(st.sampled_from(["A", "B", "C", "D"]), st.integers(1, 12)),  # trajectories' lengths
 )
 def test_goodput_never_exceeds_throughput(
-    raw: list, ttft: float | None, tpot: float | None, sess: float | None
+    raw: list, ttft: float | None, tpot: float | None, sess: float | None, lengths: dict[str, int]
 ) -> None:
     records = _records(raw, failures=True)
-    numbers = trajbench_metrics(records, slo=Slo(ttft, tpot, sess) if (ttft or tpot or sess) else Slo(ttft_ms=1e12))
+    slo = Slo(ttft, tpot, sess) if (ttft or tpot or sess) else Slo(ttft_ms=1e12)
+    numbers = trajbench_metrics(records, slo=slo, trajectory_turns=lengths)
     g = numbers.goodput
     assert g is not None
     tput = numbers.throughput.output_tokens_per_s
     assert g.output_tokens_per_s <= tput + 1e-9
     assert g.session_output_tokens_per_s <= g.output_tokens_per_s + 1e-9
     assert g.turns_met <= g.turns and g.sessions_met <= g.sessions
+    assert g.sessions + g.sessions_incomplete == len({r.instance_id for r in records if r.ok and r.in_window})
 
 
 @settings(max_examples=150, deadline=None)

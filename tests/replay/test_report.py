@@ -12,9 +12,9 @@ import pytest
 from browser import console_errors, dom, screenshot
 from runfolders import run_info
 
-from replay import Gates, Record, ReplayError, Slo, build_report
-from replay.plots import curve_name
-from replay.points import collect_points, load_points
+from replay import Gates, Record, ReplayError, RunInfo, Slo, build_report
+from replay.plots import curve_name, curves
+from replay.points import collect_points, load_point, load_points
 from replay.summary import build_summary
 from replay.sweep import SweepPlan, SweepPoint
 
@@ -268,3 +268,28 @@ def test_goodput_is_an_alternative_y_axis_of_the_pareto_report(tmp_path: Path) -
     assert (out.parent / "pareto_goodput.png").is_file() and (out.parent / "pareto_session_goodput.png").is_file()
     html = out.read_text()
     assert '<h2 id="goodput">Goodput vs per-user speed</h2>' in html and 'data-key="goodput_tps"' in html
+
+
+def test_points_judged_by_different_slos_never_share_a_goodput_frontier(tmp_path: Path) -> None:
+    """Goodput under a 1 s TTFT limit and under a 50 ms one do not compare: each SLO's points draw
+    their own frontier (the SLO joins the curve's name); one SLO keeps the system's name."""
+    from replay.report import goodput_points
+
+    def point(c: int, slo: Slo) -> Path:
+        folder = tmp_path / f"c{c:04d}"
+        folder.mkdir()
+        info = run_info(concurrency=c, slo=slo)
+        info.write(folder)
+        build_summary([_record(k, k * 100_000_000, 100, 40) for k in range(12)], info.to_json(), slo=slo).write(folder)
+        return folder
+
+    loose, tight = Slo(ttft_ms=1000.0), Slo(ttft_ms=50.0, session_s=0.5)
+    folders = [point(1, loose), point(2, loose), point(4, tight)]
+    points = [load_point(f, "sys") for f in folders]
+    infos = {p.run_dir: RunInfo.read(p.run_dir) for p in points}
+    labels = [p.label for p in goodput_points(points, infos, "goodput_tps")]
+    assert labels == ["sys (SLO TTFT 1000 ms)", "sys (SLO TTFT 1000 ms)", "sys (SLO TTFT 50 ms, session 0.5 s)"]
+    assert {p.label for p in goodput_points(points[:2], infos, "goodput_tps")} == {"sys"}
+    assert {label for label, _ in curves(goodput_points(points, infos, "goodput_tps"))} == set(labels)
+    out = build_report([("sys", f) for f in folders], tmp_path / "r", gates_of=None)
+    assert "points judged by different SLOs never share a frontier" in out.read_text()

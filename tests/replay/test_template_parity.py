@@ -10,12 +10,14 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from template_server import template_server
 
 import cli
 import traces
 from replay import ReplayError, check_template, default_template_tokenizer
+from replay.engine_tokens import detect_api
 from replay.template_parity import first_divergence, sample_turns
 from traces.tokenizers import ChatTokenizer, load_tokenizer
 
@@ -113,6 +115,23 @@ def test_the_command_prints_each_turn_and_exits_1_only_when_strict(
             cli.main([*args, "--strict"])
     assert ended.value.code == 1
     assert "Error: template parity 0.0 % < 100 % (--strict)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("flavour", "api"), [("vllm", "vllm"), ("vllm-dev", "vllm"), ("sglang", "sglang"), ("llamacpp", "llamacpp")]
+)
+def test_auto_detection_tells_vllm_in_dev_mode_from_sglang(qwen: ChatTokenizer, flavour: str, api: str) -> None:
+    """vLLM with VLLM_SERVER_DEV_MODE=1 also answers /server_info: only SGLang's own keys make SGLang."""
+    with template_server(qwen, flavour) as (url, _), httpx.Client(timeout=10) as client:
+        assert detect_api(client, url) == api
+        assert detect_api(client, url + "/v1/") == api
+
+
+def test_an_sglang_engine_is_checked_over_its_tokenize_route(counted: Path, qwen: ChatTokenizer) -> None:
+    with template_server(qwen, "sglang") as (url, seen):
+        report = check_template(str(counted), url, qwen, traces.get_profile("qwen3.6-35b-a3b"), sample=3)
+    assert report.api == "sglang" and report.parity == 1.0
+    assert {b["path"] for b in seen} == {"/tokenize"}
 
 
 def test_an_endpoint_without_the_apis_is_told_so(counted: Path, qwen: ChatTokenizer) -> None:

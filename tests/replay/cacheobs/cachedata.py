@@ -1,13 +1,21 @@
 """A small seeded coding dataset for the cache-analysis tests: a few trajectories of tool calls
-whose prompts grow by a few hundred tokens a turn (mlperf-jsonl, same bytes on any machine)."""
+whose prompts grow by a few hundred tokens a turn (mlperf-jsonl, same bytes on any machine), and
+a replay of it on the embedded simulator."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from pathlib import Path
+from typing import Any
 
+import replay
 import traces
+from replay.sim import SimConfig
+
+#: Zero modelled latency: the tests check bookkeeping, never wait for modelled time.
+ZERO = {"step_base_ms": 0.0, "prefill_ms_per_token": 0.0, "batch_ms_per_seq": 0.0}
 
 SYSTEM = "You are a careful software engineer. Use the bash tool to inspect and fix the repository."
 TOOLS = [
@@ -76,3 +84,19 @@ def build(tmp: Path, **kw: object) -> Path:
     out = tmp / "shards"
     traces.build_shards([str(src)], out, traces.BuildOptions(name="cache"))
     return out
+
+
+def replay_on_sim(shards: Path, out: Path, *, concurrency: int, delays: bool = False, **sim: Any) -> Path:
+    """A run of the shards on the simulator counting with the run's tokenizer, replica header kept."""
+    config = SimConfig(answers="synthetic", osl_mean=24, osl_cv=0.0, **{"tokenizer": "qwen3.6", **ZERO, **sim})
+    run = replay.RunConfig(
+        shards=str(shards),
+        profile="qwen3.6-35b-a3b",
+        concurrency=concurrency,
+        inject_delays=delays,
+        out=str(out),
+        sim=config,
+        replica_header="X-Sim-Replica",
+        progress="none",
+    )
+    return asyncio.run(replay.run_replay(run))

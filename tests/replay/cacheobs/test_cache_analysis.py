@@ -7,37 +7,19 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 import pytest
-from cachedata import build
+from cachedata import ZERO, build, replay_on_sim
 
 import replay
 from replay import cacheobs
 from replay.sim import SimConfig
-
-ZERO = {"step_base_ms": 0.0, "prefill_ms_per_token": 0.0, "batch_ms_per_seq": 0.0}
 
 
 @pytest.fixture(scope="module")
 def shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """6 trajectories × 12 client turns, prompts growing ~210 tokens a turn to ~2.7k."""
     return build(tmp_path_factory.mktemp("cache"), conversations=6, turns=12, delay=0.02)
-
-
-def replay_on_sim(shards: Path, out: Path, *, concurrency: int, delays: bool = False, **sim: Any) -> Path:
-    config = SimConfig(answers="synthetic", osl_mean=24, osl_cv=0.0, tokenizer="qwen3.6", **{**ZERO, **sim})
-    run = replay.RunConfig(
-        shards=str(shards),
-        profile="qwen3.6-35b-a3b",
-        concurrency=concurrency,
-        inject_delays=delays,
-        out=str(out),
-        sim=config,
-        replica_header="X-Sim-Replica",
-        progress="none",
-    )
-    return asyncio.run(replay.run_replay(run))
 
 
 @pytest.fixture(scope="module")
@@ -174,3 +156,21 @@ def test_an_engine_that_counts_otherwise_is_told_not_hidden(
     a = cacheobs.CacheAnalysis.read(folder)
     assert a.turns == 12 and a.count_mismatch_turns >= 10 and a.replica_header is None
     assert f"Warning: on {a.count_mismatch_turns} of 12 turns the server's prompt tokens differ" in err
+    assert "a deficit no earlier cause explains is template_drift there" in err
+
+
+def test_an_engine_that_counts_otherwise_is_template_drift(shards: Path, tmp_path: Path) -> None:
+    """Evidence end to end: the simulator without the run's tokenizer renders and counts its own
+    way (~4 characters a token), so its cache keys are not the client's prompt's; the deficits no
+    earlier cause explains are template drift, and only on turns whose counts disagree."""
+    run = replay_on_sim(shards, tmp_path / "run", concurrency=2, tokenizer=None, cache_tokens=None)
+    result = cacheobs.analyse_cache(run)
+    a, block = result.analysis, result.analysis.block_size
+    mismatch = {(r.instance_id, r.turn) for r in result.rows if abs((r.server_prompt_tokens or 0) - r.isl) > block}
+    drift = [r for r in result.rows if r.cause == "template_drift"]
+    assert a.count_mismatch_turns == len(mismatch) >= 60 and a.template_check is None
+    assert len(drift) >= 3 and a.cause("template_drift").deficit_tokens > 0, a.causes
+    assert all((r.instance_id, r.turn) in mismatch and r.deficit > block for r in drift)
+    # what stays unexplained is only where the counts happen to agree
+    assert not [r for r in result.rows if r.cause == "unexplained" and (r.instance_id, r.turn) in mismatch]
+    assert not [r for r in result.rows if r.template_checked or r.engine_divergence is not None]

@@ -8,7 +8,7 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replay.cacheobs.causes import attribute, infer_block_size
+from replay.cacheobs.causes import attribute, count_mismatch, drifted, infer_block_size
 from replay.cacheobs.ideal import common_prefix
 from replay.promscrape import CacheMetrics, Scrape, cache_series
 from replay.records import Record, record_from_dict, record_line
@@ -104,6 +104,20 @@ def test_the_first_rule_that_holds_wins() -> None:
     # the endpoint counts evictions and counted none: not an eviction
     assert attribute(deficit=50, **{**kw, "prev_replica": "0", "evictions_rose": 0.0}) == "unexplained"  # type: ignore[arg-type]
     assert attribute(deficit=50, **{**kw, "prev_replica": "0", "pressure_tokens": 0}) == "unexplained"  # type: ignore[arg-type]
+    # template drift comes after the cache's own causes, before unexplained
+    quiet = {**kw, "prev_replica": "0", "pressure_tokens": 0}
+    assert attribute(deficit=50, **quiet, drift=True) == "template_drift"  # type: ignore[arg-type]
+    assert attribute(deficit=50, **{**kw, "prev_replica": "0"}, drift=True) == "eviction"  # type: ignore[arg-type]
+    assert attribute(deficit=16, **quiet, drift=True) == "block_granularity"  # type: ignore[arg-type]
+
+
+def test_drift_is_a_checked_divergence_inside_the_ideal_else_a_count_mismatch() -> None:
+    assert drifted(ideal=100, checked=True, engine_divergence=99, count_mismatch=False)
+    assert not drifted(ideal=100, checked=True, engine_divergence=100, count_mismatch=True)  # at the ideal's end
+    assert not drifted(ideal=100, checked=True, engine_divergence=None, count_mismatch=True)  # checked identical
+    assert drifted(ideal=100, checked=False, engine_divergence=None, count_mismatch=True)  # no check: the count
+    assert not drifted(ideal=100, checked=False, engine_divergence=None, count_mismatch=False)
+    assert count_mismatch(120, 100, 16) and not count_mismatch(116, 100, 16) and not count_mismatch(None, 100, 16)
 
 
 @given(st.text(alphabet="ab\u00e9", max_size=300), st.text(alphabet="ab\u00e9", max_size=300), st.integers(0, 300))
