@@ -695,7 +695,7 @@ class RunOptions:
     no_session_header: bool
     workers: int
     backend: str
-    ray_address: str
+    ray_address: str | None
     ray_resource: str | None
     min_workers: int
     overwrite: bool
@@ -994,9 +994,7 @@ def run_options(f: F) -> F:
             show_default=True,
             help="Where workers run: auto (in-process for 1, else processes), process, or ray (docs/ray.md).",
         ),
-        click.option(
-            "--ray-address", default="auto", show_default=True, help="--backend ray: the cluster's HOST:PORT."
-        ),
+        click.option("--ray-address", default=None, help="--backend ray: the cluster's HOST:PORT.  [default: auto]"),
         click.option("--ray-resource", default=None, help="--backend ray: pin workers to nodes with this resource."),
         click.option(
             "--min-workers",

@@ -97,7 +97,7 @@ class RunConfig:
     # "process", or "ray" (actors on a Ray cluster at ray_address, optionally pinned to nodes
     # advertising the custom resource ray_resource; the run stops below min_workers live ones).
     backend: str = "auto"
-    ray_address: str = "auto"
+    ray_address: str | None = None  # None: "auto" (the cluster Ray finds itself)
     ray_resource: str | None = None
     min_workers: int = 1
     # A response header whose value each record keeps (`replica`): which replica served the turn,
@@ -118,8 +118,12 @@ class RunConfig:
             )
         if self.backend not in BACKENDS:
             raise ReplayError(f"--backend {self.backend!r}: choose one of {', '.join(BACKENDS)}")
-        if self.backend != "ray" and (self.ray_resource is not None or self.min_workers != 1):
-            raise ReplayError("--ray-resource and --min-workers apply to --backend ray only (docs/ray.md)")
+        if self.backend != "ray" and (
+            self.ray_address is not None or self.ray_resource is not None or self.min_workers != 1
+        ):
+            raise ReplayError(
+                "--ray-address, --ray-resource and --min-workers apply to --backend ray only (docs/ray.md)"
+            )
         if not 1 <= self.min_workers <= self.workers:
             raise ReplayError(f"--min-workers must be between 1 and --workers {self.workers}, got {self.min_workers}")
         if self.max_completion_tokens is not None and self.max_completion_tokens < 1:

@@ -29,12 +29,15 @@ class WorkerReady:
 
 @dataclass(frozen=True)
 class NextInstance:
-    """A slot asks for its next trajectory instance; `finished` when it just ended one."""
+    """A slot asks for its next trajectory instance; `finished` when it just ended one, at `t_ns`
+    on the worker's clock (the moment the window closes if the FIFO is empty, not the later one
+    at which the message is handled)."""
 
     worker: int
     slot: int
     finished: bool
     request_id: int
+    t_ns: int | None = None
 
 
 @dataclass(frozen=True)
@@ -102,16 +105,17 @@ class Coordinator:
         self.stopped = False
         self._clock = clock
 
-    def next_instance(self, finished: bool) -> int | None:
+    def next_instance(self, finished: bool, t_ns: int | None = None) -> int | None:
         """The next ordinal, or None. Closes the window when a slot that just finished a
-        trajectory finds the FIFO empty (a slot idle from the start does not close it)."""
+        trajectory finds the FIFO empty (a slot idle from the start does not close it), at
+        `t_ns`, when the slot finished (on this clock), else now."""
         if self.stopped:
             return None
         if self.issued < self.num_instances:
             self.issued += 1
             return self.issued - 1
         if finished and self.window_close_ns is None:
-            self.window_close_ns = self._clock()
+            self.window_close_ns = self._clock() if t_ns is None else min(t_ns, self._clock())
             if self.stop_at_window_end:
                 self.stopped = True
         return None

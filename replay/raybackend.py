@@ -255,11 +255,11 @@ class RayBackend:
         loop = asyncio.get_running_loop()
         self._done = loop.create_future()
         remote = ray.remote(RayWorker)
-        for w in self.plans:
-            self._actors[w] = remote.options(**self._options(w)).remote()
         pumps: list[asyncio.Task[None]] = []
         recheck: asyncio.Task[None] | None = None
-        try:
+        try:  # actors made before a failure are killed too (finally)
+            for w in self.plans:
+                self._actors[w] = remote.options(**self._options(w)).remote()
             await self._meet()
             self._live = set(self.plans)
             for w, plan in self.plans.items():
@@ -271,11 +271,8 @@ class RayBackend:
             for task in [*pumps, *([recheck] if recheck is not None else [])]:
                 task.cancel()
             await asyncio.gather(*pumps, *([recheck] if recheck is not None else []), return_exceptions=True)
-            for actor in self._actors.values():  # frees their CPUs for the next run
-                try:
-                    ray.kill(actor, no_restart=True)
-                except Exception:
-                    pass
+            for w in self._actors:  # frees their CPUs for the next run
+                self._kill(w)
         if self._errors:
             raise ReplayError("; ".join(self._errors))
 
@@ -328,7 +325,8 @@ class RayBackend:
         if isinstance(msg, TurnDone):
             self._stamp(worker, msg.record)
         elif isinstance(msg, NextInstance):
-            ordinal = self.coordinator.next_instance(msg.finished)
+            t_ns = self._clocks[worker].to_driver(msg.t_ns) if msg.t_ns is not None else None
+            ordinal = self.coordinator.next_instance(msg.finished, t_ns)
             key = (worker, msg.slot)
             if ordinal is None:
                 self._current.pop(key, None)
@@ -375,6 +373,7 @@ class RayBackend:
         if worker not in self._live:
             return
         self._lost[worker] = why
+        self._kill(worker)  # one that only stopped answering must not go on sending unrecorded turns
         plan = self.plans[worker]
         helper = Scheduler(plan, cast(Any, None), cast(Any, None))
         now = time.monotonic_ns()
@@ -398,6 +397,12 @@ class RayBackend:
         else:
             self._close(worker)
             self._maybe_start()
+
+    def _kill(self, worker: int) -> None:
+        try:
+            self._ray.kill(self._actors[worker], no_restart=True)
+        except Exception:  # already gone (dead node, killed before): nothing to free
+            pass
 
     def _send(self, worker: int, msg: object) -> None:
         if worker in self._live:

@@ -173,7 +173,7 @@ def _backend(
             plans,
             coordinator,
             sink,
-            address=config.ray_address,
+            address=config.ray_address or "auto",
             resource=config.ray_resource,
             min_workers=config.min_workers,
         )
@@ -421,7 +421,7 @@ def run_info(
         headers=list(config.headers),
         workers=config.workers,
         backend=config.backend,
-        ray_address=config.ray_address if config.backend == "ray" else None,
+        ray_address=(config.ray_address or "auto") if config.backend == "ray" else None,
         ray_resource=config.ray_resource,
         min_workers=config.min_workers if config.backend == "ray" else None,
         tokenizer=config.tokenizer,

@@ -24,6 +24,7 @@ import functools
 import multiprocessing as mp
 import operator
 import signal
+import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
@@ -107,7 +108,7 @@ class ProcessBackend:
         if isinstance(msg, TurnDone):
             self.sink(self.coordinator.stamp(msg.record))
         elif isinstance(msg, NextInstance):
-            ordinal = self.coordinator.next_instance(msg.finished)
+            ordinal = self.coordinator.next_instance(msg.finished, msg.t_ns)  # one host: one monotonic clock
             self._send(worker, Assign(msg.request_id, ordinal))
             if self.coordinator.window_close_ns is not None and not self._announced:
                 self._announced = True  # the window closes for every worker at this one moment
@@ -185,7 +186,7 @@ class RemoteSource:
         self._next_id += 1
         fut: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
         self._pending[self._next_id] = fut
-        self.send(NextInstance(self.worker, slot, finished, self._next_id))
+        self.send(NextInstance(self.worker, slot, finished, self._next_id, time.monotonic_ns()))
         return await fut
 
     def emit(self, record: Record) -> None:

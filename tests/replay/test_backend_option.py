@@ -32,6 +32,7 @@ def test_backend_ray_without_ray_names_the_extra(
     [
         ({"backend": "threads"}, "--backend 'threads': choose one of auto, process, ray"),
         ({"min_workers": 2, "workers": 2, "concurrency": 2}, "apply to --backend ray only"),
+        ({"ray_address": "10.0.0.1:6379"}, "--ray-address, --ray-resource and --min-workers apply"),
         ({"backend": "ray", "workers": 2, "concurrency": 2, "min_workers": 3}, "--min-workers must be between 1"),
     ],
 )

@@ -237,6 +237,17 @@ def test_coordinator_hands_out_ordinals_then_closes_on_a_finished_slot() -> None
     assert c.in_window(499) and not c.in_window(500)
 
 
+def test_the_window_closes_when_the_slot_finished_not_when_its_request_is_read() -> None:
+    # another process's slot finished at 420; the coordinator reads its request at 500
+    c = Coordinator(1, stop_at_window_end=False, clock=fake_clock([500, 500]))
+    assert c.next_instance(False, 100) == 0
+    assert c.next_instance(True, 420) is None and c.window_close_ns == 420
+    assert c.in_window(419) and not c.in_window(450)  # sent meanwhile by another worker: out
+    # a time ahead of the coordinator's clock (a mis-estimated offset) is never a close in the future
+    late = Coordinator(0, stop_at_window_end=False, clock=fake_clock([500]))
+    assert late.next_instance(True, 900) is None and late.window_close_ns == 500
+
+
 def test_coordinator_stops_issuing_at_window_end_when_asked() -> None:
     c = Coordinator(1, stop_at_window_end=True, clock=fake_clock([7]))
     assert c.next_instance(False) == 0

@@ -16,7 +16,7 @@ from loopback_server import LoopbackServer, Reply
 from replay import ReplayError
 from replay.config import RunConfig, slots_of_worker
 from replay.coordinator import Coordinator
-from replay.records import read_records
+from replay.records import Record, read_records
 from replay.run import run_replay
 from replay.scheduler import WorkerPlan
 from replay.workers import ProcessBackend
@@ -56,6 +56,30 @@ def test_workers_share_one_fifo_and_write_one_record_file(sample_shards: Path, t
         mine = [r for r in records if r.instance_id == instance]
         assert len({r.slot for r in mine}) == 1
         assert [r.turn for r in mine] == sorted(r.turn for r in mine)
+
+
+def test_the_window_closes_at_the_workers_time_not_at_the_coordinators(sample_shards: Path) -> None:
+    # the coordinator's clock runs an hour ahead: a close taken on it would be after every send
+    hour = 3600 * 10**9
+    coord = Coordinator(3, stop_at_window_end=False, clock=lambda: time.monotonic_ns() + hour)
+    records: list[Record] = []
+    with LoopbackServer(lambda b, h: Reply(chunks=2, chunk_delay=0.002)) as srv:
+        plans = [
+            WorkerPlan(
+                worker=w,
+                slots=(w,),
+                shards=str(sample_shards),
+                profile="kimi-k3",
+                base_url=srv.base_url,
+                inject_delays=False,
+            )
+            for w in range(2)
+        ]
+        asyncio.run(asyncio.wait_for(ProcessBackend(plans, coord, records.append).run(), 60))
+    close = coord.window_close_ns
+    assert close is not None and close < time.monotonic_ns()  # the finishing slot's own time
+    first_done = min(r.t_last_ns for r in records if r.t_last_ns is not None)
+    assert first_done <= close
 
 
 def test_a_crashing_worker_fails_the_run_with_its_reason(tmp_path: Path) -> None:
