@@ -11,12 +11,14 @@ processes behind the same interface.
 from __future__ import annotations
 
 import asyncio
+import functools
+import operator
 from collections.abc import Callable
 from typing import Any, Protocol
 
 import traces
 
-from .coordinator import Coordinator
+from .coordinator import Coordinator, Stop
 from .errors import ReplayError
 from .numbers import Connections
 from .records import Record
@@ -77,6 +79,32 @@ def open_client(plan: WorkerPlan) -> Any:
         transport=transport,
         keep_header=plan.replica_header,
     )
+
+
+class WorkerFleet:
+    """What the backends of several workers share (processes, Ray actors): the live-display
+    counts each worker reports, the stop broadcast and the summed socket counts. A subclass sets
+    `coordinator`, `worker_ids`, `_status` and `_connections`, and says how to `_broadcast`."""
+
+    coordinator: Coordinator
+    worker_ids: list[int]
+    _status: dict[int, tuple[int, int]]
+    _connections: dict[int, Connections | None]
+
+    def _broadcast(self, msg: object) -> None:
+        raise NotImplementedError
+
+    def stop(self, *, cancel: bool) -> None:
+        self.coordinator.stop()
+        self._broadcast(Stop(cancel))
+
+    def status(self) -> tuple[int, int]:
+        return sum(a for a, _ in self._status.values()), sum(w for _, w in self._status.values())
+
+    def connections(self) -> Connections | None:
+        """Summed over the workers; None unless every worker said (a crashed or lost one cannot)."""
+        known = [c for w in self.worker_ids if (c := self._connections.get(w)) is not None]
+        return functools.reduce(operator.add, known) if known and len(known) == len(self.worker_ids) else None
 
 
 class LocalSource:

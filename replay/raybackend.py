@@ -34,14 +34,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
-from .backend import Sink
+from .backend import Sink, WorkerFleet
 from .coordinator import (
     Assign,
     Coordinator,
     NextInstance,
     SlotStatus,
     Start,
-    Stop,
     TurnDone,
     WindowClosed,
     WorkerExit,
@@ -198,7 +197,7 @@ class RayWorker:
                 self._source.handle(msg)
 
 
-class RayBackend:
+class RayBackend(WorkerFleet):
     """N Ray actors, one per plan; the driver's event loop serves the coordinator."""
 
     def __init__(
@@ -213,6 +212,7 @@ class RayBackend:
     ) -> None:
         # the shards by absolute path: an actor's working folder is not the driver's
         self.plans = {p.worker: replace(p, shards=str(Path(p.shards).resolve())) for p in plans}
+        self.worker_ids = list(self.plans)
         self.coordinator = coordinator
         self.sink = sink
         self.address = address
@@ -417,23 +417,6 @@ class RayBackend:
         self._status.pop(worker, None)
         if not self._live and self._done is not None and not self._done.done():
             self._done.set_result(None)
-
-    def stop(self, *, cancel: bool) -> None:
-        self.coordinator.stop()
-        self._broadcast(Stop(cancel))
-
-    def status(self) -> tuple[int, int]:
-        return sum(a for a, _ in self._status.values()), sum(w for _, w in self._status.values())
-
-    def connections(self) -> Connections | None:
-        """Summed over the workers; None unless every worker said (a lost one cannot)."""
-        known = [c for w in self.plans if (c := self._connections.get(w)) is not None]
-        if not known or len(known) != len(self.plans):
-            return None
-        total = known[0]
-        for c in known[1:]:
-            total = total + c
-        return total
 
     def info(self) -> RayRun:
         """run.json's `ray`: where each worker ran, its clock offset and what happened to it."""

@@ -20,9 +20,7 @@ clock with a measured offset.
 from __future__ import annotations
 
 import asyncio
-import functools
 import multiprocessing as mp
-import operator
 import signal
 import time
 from collections.abc import Callable
@@ -30,7 +28,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from . import loops
-from .backend import Sink, connections_of, load_counter, open_client, prewarm
+from .backend import Sink, WorkerFleet, connections_of, load_counter, open_client, prewarm
 from .coordinator import (
     Assign,
     Coordinator,
@@ -49,11 +47,12 @@ from .records import Record
 from .scheduler import Scheduler, WorkerPlan
 
 
-class ProcessBackend:
+class ProcessBackend(WorkerFleet):
     """W worker processes, one pipe each; the parent's event loop serves the coordinator."""
 
     def __init__(self, plans: list[WorkerPlan], coordinator: Coordinator, sink: Sink) -> None:
         self.plans = plans
+        self.worker_ids = [p.worker for p in plans]
         self.coordinator = coordinator
         self.sink = sink
         self._conns: dict[int, Connection] = {}
@@ -153,18 +152,6 @@ class ProcessBackend:
             conn.close()
         if not self._conns and self._done is not None and not self._done.done():
             self._done.set_result(None)
-
-    def stop(self, *, cancel: bool) -> None:
-        self.coordinator.stop()
-        self._broadcast(Stop(cancel))
-
-    def status(self) -> tuple[int, int]:
-        return sum(a for a, _ in self._status.values()), sum(w for _, w in self._status.values())
-
-    def connections(self) -> Connections | None:
-        """Summed over the workers; None unless every worker said (one that crashed cannot)."""
-        known = [s for p in self.plans if (s := self._connections.get(p.worker)) is not None]
-        return functools.reduce(operator.add, known) if known and len(known) == len(self.plans) else None
 
 
 class RemoteSource:
