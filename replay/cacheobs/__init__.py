@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from .analysis import CacheOptions, CacheResult, SweepCacheResult, analyse_cache, analyse_run, analyse_sweep
-from .model import CAUSES, RULES, CacheAnalysis, CauseTotal, TurnRow
+from .model import CAUSES, RULES, CacheAnalysis, CacheTurn, CauseTotal
 from .table import cause_table, warnings
 
 __all__ = [
@@ -13,9 +13,9 @@ __all__ = [
     "CacheAnalysis",
     "CacheOptions",
     "CacheResult",
+    "CacheTurn",
     "CauseTotal",
     "SweepCacheResult",
-    "TurnRow",
     "analyse_cache",
     "analyse_run",
     "analyse_sweep",

@@ -27,7 +27,7 @@ from ..runinfo import RunInfo, read_run_info
 from .causes import attribute, count_mismatch, drifted, infer_block_size
 from .drift import TemplateCheck, read_template_check, stored_instance_ids
 from .ideal import PromptTexts, ideal_prefixes
-from .model import CAUSES, RULES, TURN_SCHEMA, CacheAnalysis, CauseTotal, TurnRow
+from .model import CAUSES, RULES, TURN_SCHEMA, CacheAnalysis, CacheTurn, CauseTotal
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class CacheOptions:
 @dataclass(frozen=True)
 class CacheResult:
     analysis: CacheAnalysis
-    rows: list[TurnRow]
+    rows: list[CacheTurn]
     out: Path
     files: list[Path]
 
@@ -113,7 +113,7 @@ def _pressure(sent: list[Record], isl: dict[tuple[str, int], int]) -> dict[tuple
 
 def analyse_run(
     run_dir: str | os.PathLike[str], options: CacheOptions = CacheOptions()
-) -> tuple[CacheAnalysis, list[TurnRow]]:
+) -> tuple[CacheAnalysis, list[CacheTurn]]:
     """The analysis of one run folder (nothing written)."""
     run = Path(run_dir)
     if not run.is_dir():
@@ -142,7 +142,7 @@ def analyse_run(
     flight = _in_flight(used)
     t0 = used[0].t_send_ns if used else 0
     prev: dict[str, Record] = {}
-    rows: list[TurnRow] = []
+    rows: list[CacheTurn] = []
     for r, busy in zip(used, flight, strict=True):
         key = (r.instance_id, r.turn)
         ideal = ideals[key]
@@ -176,7 +176,7 @@ def analyse_run(
         if p is not None and p.t_last_ns is not None:
             gap = round((r.t_send_ns - p.t_last_ns) / 1e9, 6)
         rows.append(
-            TurnRow(
+            CacheTurn(
                 r.instance_id,
                 r.trajectory_id,
                 r.repeat,
@@ -212,7 +212,7 @@ def _summary(
     spec: str,
     block: int,
     source: str,
-    rows: list[TurnRow],
+    rows: list[CacheTurn],
     records: list[Record],
     rose: float | None,
     metrics: CacheMetrics | None,
@@ -264,7 +264,7 @@ def _summary(
     )
 
 
-def write_turns(rows: list[TurnRow], path: Path) -> Path:
+def write_turns(rows: list[CacheTurn], path: Path) -> Path:
     names = TURN_SCHEMA.names
     columns: dict[str, list[object]] = {n: [] for n in names}
     for r in rows:

@@ -41,7 +41,7 @@ RULES = {
 
 
 @dataclass(frozen=True)
-class TurnRow:
+class CacheTurn:
     """One analysed turn (a row of cache_turns.parquet)."""
 
     instance_id: str
@@ -94,7 +94,7 @@ TURN_SCHEMA = pa.schema(
         ("engine_divergence", pa.int64()),
     ]
 )
-assert TURN_SCHEMA.names == [f.name for f in fields(TurnRow)]
+assert TURN_SCHEMA.names == [f.name for f in fields(CacheTurn)]
 
 
 @dataclass(frozen=True)

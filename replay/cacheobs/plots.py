@@ -9,7 +9,7 @@ from pathlib import Path
 
 from traces.png import concurrency_axis, plt, save_png, token_axis
 
-from .model import CAUSES, CacheAnalysis, TurnRow
+from .model import CAUSES, CacheAnalysis, CacheTurn
 
 CHARTS = ("cache_deficit_by_cause.png", "cache_hit_vs_delay.png", "cache_hit_vs_isl.png")
 SWEEP_CHART = "cache_deficit_vs_concurrency.png"
@@ -25,7 +25,7 @@ def _by_cause(a: CacheAnalysis, path: Path) -> Path:
     return save_png(fig, path)
 
 
-def _scatter(rows: Sequence[TurnRow], x_of: str, label: str, title: str, path: Path, *, tokens: bool) -> Path:
+def _scatter(rows: Sequence[CacheTurn], x_of: str, label: str, title: str, path: Path, *, tokens: bool) -> Path:
     fig, ax = plt.subplots(figsize=(7, 4))
     for k, cause in enumerate(CAUSES):
         pts = [(getattr(r, x_of), r.hit_rate) for r in rows if r.cause == cause and r.hit_rate is not None]
@@ -43,7 +43,7 @@ def _scatter(rows: Sequence[TurnRow], x_of: str, label: str, title: str, path: P
     return save_png(fig, path)
 
 
-def cache_charts(a: CacheAnalysis, rows: Sequence[TurnRow], out: Path) -> list[Path]:
+def cache_charts(a: CacheAnalysis, rows: Sequence[CacheTurn], out: Path) -> list[Path]:
     return [
         _by_cause(a, out / CHARTS[0]),
         _scatter(
