@@ -1,8 +1,8 @@
 """The SSE fold's cost per chunk (prints figures, asserts nothing): `replay.sse.ChatStream.feed`
 alone, no socket, for the shapes a server streams: a tool call's argument pieces and plain
-content, one event per read (a paced engine), eight per read (a client that fell behind) and a
-whole answer in one read (a saturated client); content as vLLM and SGLang frame it, folded with
-the learned frame (the default) and without it (every line parsed whole, as before the frame).
+content, one event per read (a paced engine), two (a client keeping up with a saturating server),
+eight (a client that fell behind) and a whole answer in one read; content as vLLM and SGLang
+frame it, folded with the learned frame (the default) and without it (every line parsed whole).
 
     .venv/bin/python tests/bench/bench_fold.py
 
@@ -52,6 +52,7 @@ def main() -> None:
         ("content stream, one event per read", [*text, end]),
         ("content stream, 8 events per read", [b"".join(text[i : i + 8]) for i in range(0, 256, 8)] + [end]),
         ("vLLM-framed content, one event per read", [*vllm, end]),
+        ("vLLM-framed content, 2 events per read", [b"".join(vllm[i : i + 2]) for i in range(0, 256, 2)] + [end]),
         ("vLLM-framed content, whole answer in one read", [b"".join(vllm) + end]),
         ("SGLang-framed content, one event per read", [*sglang, end]),
     )
