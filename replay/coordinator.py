@@ -104,18 +104,22 @@ class Coordinator:
         self.window_close_ns: int | None = None
         self.stopped = False
         self._clock = clock
+        self._latest_in = -1  # the latest send stamped in the window while it was still open
 
     def next_instance(self, finished: bool, t_ns: int | None = None) -> int | None:
         """The next ordinal, or None. Closes the window when a slot that just finished a
         trajectory finds the FIFO empty (a slot idle from the start does not close it), at
-        `t_ns`, when the slot finished (on this clock), else now."""
+        `t_ns`, when the slot finished (on this clock), else now. Never before a send already
+        stamped in the window (a record can arrive before the request that closes it), nor after
+        now (a mis-estimated clock offset)."""
         if self.stopped:
             return None
         if self.issued < self.num_instances:
             self.issued += 1
             return self.issued - 1
         if finished and self.window_close_ns is None:
-            self.window_close_ns = self._clock() if t_ns is None else min(t_ns, self._clock())
+            now = self._clock()
+            self.window_close_ns = now if t_ns is None else min(max(t_ns, self._latest_in + 1), now)
             if self.stop_at_window_end:
                 self.stopped = True
         return None
@@ -129,4 +133,6 @@ class Coordinator:
     def stamp(self, record: Record) -> Record:
         """The record with its window flag decided here, the one place that knows the close."""
         flag = self.in_window(record.t_send_ns)
+        if self.window_close_ns is None:
+            self._latest_in = max(self._latest_in, record.t_send_ns)
         return record if record.in_window == flag else replace(record, in_window=flag)

@@ -183,12 +183,12 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        if self.error is None and exc is None and self.until_close and self._head_done():
+        if self.error is None and exc is None and self.until_close and self.head_seen:
             self.complete = True
         elif not self.complete:
             if exc is not None:
                 self._fail(ConnectionDropped(f"the server reset the connection ({exc})"))
-            elif not self._head_done():
+            elif not self.head_seen:
                 self._fail(ConnectionDropped("the server closed the connection without a response"))
             else:
                 self._fail(httpx.RemoteProtocolError("the server closed the connection mid-body"))
@@ -211,9 +211,6 @@ class Connection(asyncio.Protocol):
         self.keep_alive = self.parser.should_keep_alive()  # only valid inside the callback
 
     # ---- helpers
-    def _head_done(self) -> bool:
-        return self.headers_done is not None and self.headers_done.done()
-
     def _abort(self, exc: Exception) -> None:
         """Fail the exchange, drop what is queued and close the socket (it cannot be reused)."""
         self._fail(exc)

@@ -347,12 +347,17 @@ class ChatStream:
         (or a JSONDecodeError).
 
         One parse for the whole read: each boundary (suffix, blank line, prefix) becomes `","`
-        and the read a JSON array of strings. It is exact: a blank line cannot occur inside a
-        JSON string, so every boundary replaced is one between chunks, and one left unreplaced
-        leaves a `}` or `data:` that fails the parse; the parse must then give exactly one
-        non-empty string per chunk (a text with a stray quote gives more elements, or fails).
+        and the read a JSON array of strings. It is exact: a line break cannot occur inside a
+        JSON string, so every boundary replaced is one between chunks; a line break left over
+        (a boundary of another shape, or a blank line between two strings, which JSON would
+        take as whitespace) sends the read to the full rules; and the parse must then give
+        exactly one non-empty string per chunk (a text with a stray quote gives more elements,
+        or fails).
         """
-        texts = orjson.loads(b"[%s]" % body.replace(self.frame_join, b'","'))
+        joined = body.replace(self.frame_join, b'","')
+        if 0x0A in joined:
+            return None
+        texts = orjson.loads(b"[%s]" % joined)
         return texts if len(texts) == events and "" not in texts else None
 
     def _one(self, data: bytes, t_ns: int) -> bool:

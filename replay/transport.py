@@ -45,10 +45,11 @@ closed unused after idling too long.
 from __future__ import annotations
 
 import asyncio
+import functools
 import select
 import ssl
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import httpx
 
@@ -160,7 +161,7 @@ class FastTransport(httpx.AsyncBaseTransport):
         self._ssl: ssl.SSLContext | None = None  # built on the first https request (loading CAs costs ms)
         self._closed = False
         # shared by this pool's connections on asyncio's own loop (see BufferedConnection)
-        self._read_buffer = bytearray(READ_SIZE)
+        self._read_buffer: bytearray | None = None
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if request.url.scheme not in ("http", "https"):
@@ -283,12 +284,15 @@ class FastTransport(httpx.AsyncBaseTransport):
     async def _open(self, key: tuple[str, str, int], connect_timeout: float | None) -> Connection:
         scheme, host, port = key
         loop = asyncio.get_running_loop()
-        uv = current() == "uvloop"  # uvloop hands over just the bytes read (see Connection)
+        if current() == "uvloop":  # uvloop hands over just the bytes read (see Connection)
+            make: Callable[[], Connection] = functools.partial(Connection, key, self._limits)
+        else:
+            if self._read_buffer is None:
+                self._read_buffer = bytearray(READ_SIZE)
+            make = functools.partial(BufferedConnection, key, self._read_buffer, self._limits)
         async with asyncio.timeout(connect_timeout):
             _, conn = await loop.create_connection(
-                lambda: (
-                    Connection(key, self._limits) if uv else BufferedConnection(key, self._read_buffer, self._limits)
-                ),
+                make,
                 host,
                 port,
                 ssl=self._ssl_context() if scheme == "https" else None,

@@ -258,34 +258,45 @@ def test_coordinator_stops_issuing_at_window_end_when_asked() -> None:
 def test_coordinator_stamps_records_by_send_time() -> None:
     c = Coordinator(0, stop_at_window_end=False, clock=fake_clock([1000]))
     assert c.next_instance(True) is None
-    base = dict(
-        instance_id="a",
-        trajectory_id="a",
-        repeat=1,
-        turn=1,
-        client_turn_index=0,
-        slot=0,
-        worker=0,
-        prompt_sha256="",
-        salt_repeat="",
-        salt_conversation="",
-        t_first_ns=None,
-        t_last_ns=2000,
-        chunk_ns=(),
-        delay_s=0.0,
-        in_window=True,
-        content="",
-        reasoning="",
-        tool_calls=(),
-        finish_reason=None,
-        prompt_tokens=None,
-        completion_tokens=None,
-        cached_tokens=None,
-        client_prompt_tokens=None,
-        client_output_tokens=None,
-        http_status=200,
-        error_kind=None,
-        error_message=None,
-    )
-    assert c.stamp(Record(**base, t_send_ns=999)).in_window  # issued before the close, finished after
-    assert not c.stamp(Record(**base, t_send_ns=1000)).in_window
+    assert c.stamp(Record(**_RECORD, t_send_ns=999)).in_window  # issued before the close, finished after
+    assert not c.stamp(Record(**_RECORD, t_send_ns=1000)).in_window
+
+
+def test_a_send_already_stamped_in_the_window_stays_before_the_close() -> None:
+    # another worker's turn sent at 450 arrives (stamped in the window) before the request of the
+    # slot that finished at 420: the close moves just past it, so no send is judged both ways
+    c = Coordinator(0, stop_at_window_end=False, clock=fake_clock([500]))
+    assert c.stamp(Record(**_RECORD, t_send_ns=450)).in_window
+    assert c.next_instance(True, 420) is None and c.window_close_ns == 451
+    assert c.stamp(Record(**_RECORD, t_send_ns=450)).in_window and not c.in_window(451)
+
+
+_RECORD: dict[str, Any] = dict(
+    instance_id="a",
+    trajectory_id="a",
+    repeat=1,
+    turn=1,
+    client_turn_index=0,
+    slot=0,
+    worker=0,
+    prompt_sha256="",
+    salt_repeat="",
+    salt_conversation="",
+    t_first_ns=None,
+    t_last_ns=2000,
+    chunk_ns=(),
+    delay_s=0.0,
+    in_window=True,
+    content="",
+    reasoning="",
+    tool_calls=(),
+    finish_reason=None,
+    prompt_tokens=None,
+    completion_tokens=None,
+    cached_tokens=None,
+    client_prompt_tokens=None,
+    client_output_tokens=None,
+    http_status=200,
+    error_kind=None,
+    error_message=None,
+)

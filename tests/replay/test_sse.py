@@ -245,6 +245,7 @@ _INNER = st.one_of(
                 b'"],"usage":{"t":1},"y":["',
                 b" ",
                 b"\n\n",
+                b'",',
             ]
         ),
         max_size=5,
@@ -273,6 +274,8 @@ def _unframed(reads: list[tuple[int, bytes]]) -> ChatStream:
 )
 @example([b'a","b', b"c"], [1, 2], _FRAMES[0])  # a stray quote: one more string than chunks in the read
 @example([b"a", b"b", b"c"], [1, 3], _FRAMES[1])  # three framed chunks in one read: one parse
+@example([b'a",\n\n"b'], [1], _FRAMES[0])  # a blank line between two strings: JSON whitespace, not a boundary
+@example([b"x", b'a",\n\n"b'], [1, 2], _FRAMES[0])  # the same after a good chunk in one read
 def test_a_learned_frame_folds_exactly_like_the_full_rules(
     inners: list[bytes], sizes: list[int], frame: tuple[bytes, bytes]
 ) -> None:

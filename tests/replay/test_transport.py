@@ -31,16 +31,25 @@ def run(coro: Awaitable[Any]) -> Any:
     return run_loop(asyncio.wait_for(coro, 20), _LOOP[0])
 
 
-def test_each_loop_gets_its_kind_of_connection(loop: str) -> None:
-    async def go() -> type:
-        async with RawServer(serve(plain(200, b"{}"))) as srv:
+def test_each_loop_reads_through_its_kind_of_connection(loop: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # asyncio's loop must read into the shared buffer (buffer_updated), uvloop hand over bytes
+    buffered: list[int] = []
+    real = BufferedConnection.buffer_updated
+    monkeypatch.setattr(BufferedConnection, "buffer_updated", lambda self, n: (buffered.append(n), real(self, n)))
+
+    async def go() -> tuple[type, bytes]:
+        async with RawServer(serve(plain(200, b'{"ok": 1}'))) as srv:
             tr = FastTransport(1)
             async with httpx.AsyncClient(transport=tr) as client:
-                await client.get(srv.url)
-                return type(next(iter(tr._idle.values()))[0])
+                body = (await client.get(srv.url)).content
+                return type(next(iter(tr._idle.values()))[0]), body
 
-    kind = run(go())
-    assert kind is (Connection if loop == "uvloop" else BufferedConnection)
+    kind, body = run(go())
+    assert body == b'{"ok": 1}'
+    if loop == "uvloop":
+        assert kind is Connection and not buffered
+    else:
+        assert kind is BufferedConnection and sum(buffered) >= len(body)
 
 
 def serve(response: bytes) -> Callable[[Exchange], Awaitable[None]]:
