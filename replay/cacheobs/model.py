@@ -34,8 +34,8 @@ RULES = {
     "between (pressure > 0), and the endpoint's eviction counter rose over the run (or it has none)",
     "template_drift": "the engine's tokens part from the client's before the end of the ideal reusable prefix, so "
     "its cache key differs: a template check (--template-check) of this turn's or the session's previous turn's "
-    "prompt diverged at a position < ideal; for turns no check covers, the server's prompt tokens differ from "
-    "the ISL by more than a block",
+    "prompt diverged inside that prompt at a position < ideal; for turns no check covers (a re-salted repeat past "
+    "the stored ones is not covered), the server's prompt tokens differ from the ISL by more than a block",
     "unexplained": "none of the rules above holds",
 }
 

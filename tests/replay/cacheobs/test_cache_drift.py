@@ -108,6 +108,31 @@ def test_a_divergence_past_the_ideal_prefix_is_no_drift(
     assert result.analysis.cause("template_drift").turns == 0
 
 
+def test_a_tail_only_change_is_no_drift_on_cycled_re_salted_repeats(
+    qwen: ChatTokenizer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """36 trajectories from 6 stored ones under the strong salt: repeats 2..6 are re-salted, their
+    hex salts tokenise to other lengths than the stored ones the check rendered, so the check's
+    positions do not hold for them; and a divergence at the checked prompt's own end (the engine
+    appends text after the whole prompt) is no drift on any repeat."""
+    tmp = tmp_path_factory.mktemp("cycled")
+    salted = build(tmp, conversations=6, turns=12, salt="strong")
+    run = replay_on_sim(salted, tmp / "run", concurrency=1, cache_tokens=1024, trajectories=36)
+    plain = cacheobs.analyse_cache(run, out=tmp / "plain")
+    parity = _check(salted, qwen, _tail_drift, 72, tmp / "tail.json")  # every stored turn
+    result = cacheobs.analyse_cache(run, cacheobs.CacheOptions(template_check=str(parity)), out=tmp / "a")
+    rows = result.rows
+    assert len(rows) == 36 * 12 and {r.repeat for r in rows} == set(range(1, 7))
+    cycled = [r for r in rows if r.repeat > 1]
+    assert any(r.cause == "unexplained" for r in cycled)  # what the check must not turn into drift
+    assert all(r.template_checked == (r.repeat == 1) for r in rows)
+    assert all(r.engine_divergence is None for r in cycled)
+    assert all(r.engine_divergence is not None and r.engine_divergence >= r.ideal for r in rows if r.repeat == 1)
+    assert result.analysis.template_check_turns == 72
+    assert [r.cause for r in rows] == [r.cause for r in plain.rows]
+    assert result.analysis.cause("template_drift").turns == 0
+
+
 def test_an_identical_check_keeps_count_mismatches_from_being_drift(
     shards: Path, qwen: ChatTokenizer, tight_run: Path, plain: cacheobs.CacheResult, tmp_path: Path
 ) -> None:
