@@ -205,6 +205,7 @@ def analyse_run(
                 busy,
                 cover.checked,
                 cover.divergence,
+                evidence,
             )
         )
         prev[r.instance_id] = r

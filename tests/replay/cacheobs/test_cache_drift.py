@@ -81,11 +81,12 @@ def test_a_divergence_inside_the_ideal_prefix_is_template_drift(
     for r in result.rows:
         was = before[(r.instance_id, r.turn)]
         if not r.template_checked:
-            assert r.engine_divergence is None and r.cause == was
+            assert r.engine_divergence is None and r.drift_evidence is None and r.cause == was
             continue
         # in the system prompt, which every turn of the instance starts with
         assert r.engine_divergence is not None and 0 < r.engine_divergence < first_isl[r.instance_id]
         assert r.cause == ("template_drift" if was == "unexplained" else was), r
+        assert r.drift_evidence == ("check" if r.engine_divergence < r.ideal else None), r
     drift = a.cause("template_drift")
     assert drift.turns >= 5 and drift.turns == sum(
         1 for r in covered if before[(r.instance_id, r.turn)] == "unexplained"
@@ -150,6 +151,8 @@ def test_the_turn_rows_keep_the_divergence(shards: Path, qwen: ChatTokenizer, ti
     table = pq.read_table(tmp_path / "a" / "cache_turns.parquet")
     assert table.column("engine_divergence").to_pylist() == [r.engine_divergence for r in result.rows]
     assert table.column("template_checked").to_pylist() == [r.template_checked for r in result.rows]
+    assert table.column("drift_evidence").to_pylist() == [r.drift_evidence for r in result.rows]
+    assert {r.drift_evidence for r in result.rows if r.cause == "template_drift"} == {"check"}
     assert cacheobs.CacheAnalysis.read(tmp_path / "a") == result.analysis
 
 
