@@ -146,6 +146,9 @@ class CacheAnalysis(traces.JsonFile):
     template_check: str | None = None
     template_check_sha256: str | None = None
     template_check_turns: int = 0
+    # count-mismatch turns no template check covered: drift there rests on the count alone (all of the
+    # count-mismatch turns without a check)
+    count_fallback_turns: int = 0
 
     def cause(self, name: str) -> CauseTotal:
         return next(c for c in self.causes if c.cause == name)

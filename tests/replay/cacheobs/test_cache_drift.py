@@ -143,6 +143,26 @@ def test_an_identical_check_keeps_count_mismatches_from_being_drift(
     assert [r.cause for r in result.rows] == [r.cause for r in plain.rows]
 
 
+def test_the_warning_names_the_count_fallback_on_turns_no_check_covers(
+    shards: Path, qwen: ChatTokenizer, tmp_path: Path
+) -> None:
+    """The simulator counting its own way mismatches on most turns; a check of a few turns leaves
+    the rest to the count rule, and the warning says so; a check of every turn leaves none."""
+    run = replay_on_sim(shards, tmp_path / "run", concurrency=2, tokenizer=None, cache_tokens=None)
+    some = _check(shards, qwen, lambda text: text, 6, tmp_path / "some.json")
+    result = cacheobs.analyse_cache(run, cacheobs.CacheOptions(template_check=str(some)), out=tmp_path / "some")
+    a = result.analysis
+    fallback = [r for r in result.rows if not r.template_checked and r.drift_evidence == "count"]
+    assert 0 < a.count_fallback_turns == len(fallback) < a.count_mismatch_turns
+    (line,) = [w for w in cacheobs.warnings(a) if "server's prompt tokens differ" in w]
+    assert f"on the {a.count_fallback_turns:,} of them no template check covers" in line, line
+    every = _check(shards, qwen, lambda text: text, 72, tmp_path / "every.json")
+    b = cacheobs.analyse_cache(run, cacheobs.CacheOptions(template_check=str(every)), out=tmp_path / "every").analysis
+    assert b.count_mismatch_turns > 0 and b.count_fallback_turns == 0
+    (line,) = [w for w in cacheobs.warnings(b) if "server's prompt tokens differ" in w]
+    assert "template_drift" not in line, line
+
+
 def test_the_turn_rows_keep_the_divergence(shards: Path, qwen: ChatTokenizer, tight_run: Path, tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
