@@ -342,12 +342,21 @@ def _attribute(key: str) -> Callable[[Point], float]:
     return lambda p: float(getattr(p, key))
 
 
+def judged_by(slo: Slo, key: str) -> str:
+    """The limits a goodput is judged by, in words: turn goodput (`goodput_tps`) by the per-turn
+    limits only, since a session limit changes no turn's verdict; session goodput by all of them."""
+    if key == "goodput_tps":
+        slo = Slo(ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms)
+    return slo.describe()
+
+
 def goodput_points(points: list[Point], infos: Mapping[str, RunInfo], key: str) -> list[Point]:
     """The points that have this goodput. Goodput under other limits does not compare, so when
-    their runs were judged by different SLOs each SLO's points form a curve of their own (the SLO
-    joins the label a frontier is drawn per); one SLO keeps the labels as they are."""
+    their runs were judged by different limits (`judged_by`) each one's points form a curve of
+    their own (the limits join the label a frontier is drawn per); one set keeps the labels as
+    they are."""
     have = [p for p in points if getattr(p, key) is not None]
-    slos = {p.run_dir: (infos[p.run_dir].slo or Slo()).describe() for p in have}
+    slos = {p.run_dir: judged_by(infos[p.run_dir].slo or Slo(), key) for p in have}
     if len(set(slos.values())) <= 1:
         return have
     return [replace(p, label=f"{p.label} (SLO {slos[p.run_dir]})") for p in have]
@@ -383,7 +392,8 @@ def _goodput_section(charts: list[Path]) -> str:
         + "".join(_img(c) for c in charts)
         + "\n<p>The same frontier with goodput as the y-axis: only the output tokens of turns (and of whole "
         "sessions) that met the run's SLOs count; points judged by different SLOs never share a frontier, "
-        "each SLO draws its own, named in the legend (docs/metrics.md).</p>"
+        "each SLO draws its own, named in the legend (turn goodput by the per-turn limits only: a session limit "
+        "changes no turn's verdict) (docs/metrics.md).</p>"
     )
 
 

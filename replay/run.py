@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -84,8 +84,9 @@ async def _run_replay(
     counter = load_counter(config.tokenizer, profile)  # a bad --tokenizer fails before anything starts
     ensure_open_files(config.concurrency, config.workers)
     run_dir = run_dir_of(config)  # checked now, created only once the endpoint has passed
-    state = RunState(total_turns=planned_turns(shards, num))  # reads every shard footer
-    lengths = trajectory_turns(shards)
+    per_instance = instance_turns(shards)  # reads every shard footer, once
+    state = RunState(total_turns=planned_turns(per_instance, num))
+    lengths = trajectory_turns(shards, per_instance)
     coordinator = Coordinator(num, stop_at_window_end=config.stop_at_window_end)
     sim = embedded_simulator(config, shards, num)
     started = crashed = False
@@ -95,7 +96,17 @@ async def _run_replay(
             if client_factory is None:
                 target = await _check_target(config, profile, base_url, target)
             prepare_run_dir(config, run_dir)
-            info = run_info(config, shards, profile, base_url, target, num, verification=verification, simulator=sim)
+            info = run_info(
+                config,
+                shards,
+                profile,
+                base_url,
+                target,
+                num,
+                verification=verification,
+                simulator=sim,
+                per_instance=per_instance,
+            )
             info.write(run_dir)
             started = True
             # the endpoint's prefix-cache counters around the run (docs/cache.md); never fatal
@@ -321,17 +332,18 @@ def prepare_run_dir(config: RunConfig, path: Path | None = None) -> Path:
     return path
 
 
-def planned_turns(shards: Shards, num_instances: int) -> int:
-    """Client turns the FIFO will offer, from the Parquet footers (row group = one instance)."""
-    per_instance = instance_turns(shards)
+def planned_turns(per_instance: Sequence[int], num_instances: int) -> int:
+    """Client turns the FIFO will offer over `num_instances`, cycling over the stored instances'
+    turn counts (`instance_turns`, read once by the caller: every footer is a file read)."""
     m = len(per_instance)
     return sum(per_instance) * (num_instances // m) + sum(per_instance[: num_instances % m])
 
 
-def trajectory_turns(shards: Shards) -> dict[str, int]:
-    """Each trajectory's client turns (every repeat of it has as many): what goodput needs to tell
-    a session cut off by the end of the run from one that ended (docs/metrics.md)."""
-    return {e.trajectory_id: n for e, n in zip(shards.index, instance_turns(shards), strict=True)}
+def trajectory_turns(shards: Shards, per_instance: Sequence[int]) -> dict[str, int]:
+    """Each trajectory's client turns (every repeat of it has as many), from the stored instances'
+    counts (`instance_turns`): what goodput needs to tell a session cut off by the end of the run
+    from one that ended (docs/metrics.md)."""
+    return {e.trajectory_id: n for e, n in zip(shards.index, per_instance, strict=True)}
 
 
 def instance_turns(shards: Shards) -> list[int]:
@@ -377,10 +389,13 @@ def run_info(
     *,
     verification: traces.Verification | None = None,
     simulator: SimConfig | None = None,
+    per_instance: Sequence[int] | None = None,
 ) -> RunInfo:
     """run.json: everything needed to reproduce and judge the run; never the API key.
     `shard_verification` records the check of the shard files made before the first request;
-    `simulator` the settings of the embedded simulator the run started, if it did."""
+    `simulator` the settings of the embedded simulator the run started, if it did;
+    `per_instance` the stored instances' turn counts when the caller has read them already
+    (None: read from the footers here)."""
     if isinstance(target, str):
         target = Target(target, "given as simulated" if target == "simulated" else None)
     opts = shards.options
@@ -412,7 +427,7 @@ def run_info(
         api_key_given=config.api_key is not None,
         concurrency=config.concurrency,
         num_trajectories=num,
-        planned_turns=planned_turns(shards, num),
+        planned_turns=planned_turns(per_instance if per_instance is not None else instance_turns(shards), num),
         inject_delays=config.inject_delays,
         stop_at_window_end=config.stop_at_window_end,
         stop_issuing_on_first_user_complete=config.stop_at_window_end,

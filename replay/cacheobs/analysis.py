@@ -24,9 +24,9 @@ from ..layout import CACHE_TURNS_FILE, RUN_FILE
 from ..promscrape import CacheMetrics
 from ..records import Record, read_records
 from ..runinfo import RunInfo, read_run_info
-from .causes import attribute, count_mismatch, drifted, infer_block_size
-from .drift import TemplateCheck, read_template_check, stored_instance_ids
-from .ideal import PromptTexts, ideal_prefixes
+from .causes import attribute, count_mismatch, drift_evidence, infer_block_size
+from .drift import UNCHECKED, Coverage, TemplateCheck, read_template_check
+from .ideal import PromptTexts, StoredAs, ideal_prefixes
 from .model import CAUSES, RULES, TURN_SCHEMA, CacheAnalysis, CacheTurn, CauseTotal
 
 
@@ -111,6 +111,16 @@ def _pressure(sent: list[Record], isl: dict[tuple[str, int], int]) -> dict[tuple
     return out
 
 
+def _coverage(check: TemplateCheck | None, stored: StoredAs, prev_turn: int | None, turn: int) -> Coverage:
+    """The template check's coverage of a run turn: the checks of the stored instance it replays,
+    when the run rendered it as stored. A cycled repeat re-salted past the stored ones renders
+    another salt, whose tokens differ in length, so the check's positions would be off by a few
+    tokens: such a turn counts as unchecked (the count check decides, docs/cache.md)."""
+    if check is None or not stored.same_render:
+        return UNCHECKED
+    return check.at(stored.instance_id, (prev_turn, turn))
+
+
 def analyse_run(
     run_dir: str | os.PathLike[str], options: CacheOptions = CacheOptions()
 ) -> tuple[CacheAnalysis, list[CacheTurn]]:
@@ -124,12 +134,11 @@ def analyse_run(
     check = None
     if options.template_check is not None:
         check = read_template_check(options.template_check, shards.content_hash, tok.name)
-    stored = stored_instance_ids(shards)
-    repeats = max((e.repeat for e in shards.index), default=1)
     records = list(read_records(run))
     ok = [r for r in records if r.ok]
     used = sorted((r for r in ok if r.cached_tokens is not None), key=lambda r: (r.t_send_ns, r.instance_id, r.turn))
-    ideals = ideal_prefixes(tok, used, PromptTexts(tok, shards, info.salt))
+    texts = PromptTexts(tok, shards, info.salt)
+    ideals = ideal_prefixes(tok, used, texts)
     if options.block_size is not None:
         block, source = options.block_size, "given"
     else:
@@ -151,14 +160,11 @@ def analyse_run(
         deficit = reusable - cached
         p = prev.get(r.instance_id)
         prev_replica = p.replica if p is not None else None
-        checked, divergence = False, None
-        if check is not None:
-            own = stored.get((r.trajectory_id, (r.repeat - 1) % repeats + 1), r.instance_id)
-            checked, divergence = check.at(own, (p.turn if p is not None else None, r.turn))
-        drift = drifted(
+        cover = _coverage(check, texts.stored(r.instance_id), p.turn if p is not None else None, r.turn)
+        evidence = drift_evidence(
             ideal=reusable,
-            checked=checked,
-            engine_divergence=divergence,
+            checked=cover.checked,
+            inside_divergence=cover.inside,
             count_mismatch=count_mismatch(r.prompt_tokens, ideal.isl, block),
         )
         cause = attribute(
@@ -170,7 +176,7 @@ def analyse_run(
             prev_replica=prev_replica,
             pressure_tokens=pressure[key],
             evictions_rose=rose,
-            drift=drift,
+            drift=evidence is not None,
         )
         gap = None
         if p is not None and p.t_last_ns is not None:
@@ -197,8 +203,9 @@ def analyse_run(
                 gap,
                 pressure[key],
                 busy,
-                checked,
-                divergence,
+                cover.checked,
+                cover.divergence,
+                evidence,
             )
         )
         prev[r.instance_id] = r
@@ -261,6 +268,9 @@ def _summary(
         template_check=check.name if check is not None else None,
         template_check_sha256=check.sha256 if check is not None else None,
         template_check_turns=sum(1 for r in rows if r.template_checked),
+        count_fallback_turns=sum(
+            1 for r in rows if not r.template_checked and count_mismatch(r.server_prompt_tokens, r.isl, block)
+        ),
     )
 
 

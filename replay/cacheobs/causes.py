@@ -23,13 +23,16 @@ def count_mismatch(server_prompt_tokens: int | None, isl: int, block_size: int) 
     return server_prompt_tokens is not None and abs(server_prompt_tokens - isl) > block_size
 
 
-def drifted(*, ideal: int, checked: bool, engine_divergence: int | None, count_mismatch: bool) -> bool:
-    """The engine's tokens part from the client's inside the ideal reusable prefix, so its cache
-    key is not the one the client expects: by a template check of this turn or the session's
-    previous turn when one covers it (a checked, identical prompt is no drift), else by the count."""
+def drift_evidence(*, ideal: int, checked: bool, inside_divergence: int | None, count_mismatch: bool) -> str | None:
+    """What shows the engine's tokens part from the client's inside the ideal reusable prefix (its
+    cache key is then not the one the client expects): "check" when a template check covers the
+    turn and diverged inside its own prompt before the ideal (a checked, identical prompt, or one
+    the engine only extends, is no drift); else "count" when the server counted the prompt
+    otherwise, which says only that another prompt was rendered or tokenised (another template or
+    vocabulary), not where; None without evidence."""
     if checked:
-        return engine_divergence is not None and engine_divergence < ideal
-    return count_mismatch
+        return "check" if inside_divergence is not None and inside_divergence < ideal else None
+    return "count" if count_mismatch else None
 
 
 def attribute(

@@ -27,18 +27,49 @@ _HOW = "run `trajbench traces check-template SHARDS --endpoint URL --json FILE` 
 
 
 @dataclass(frozen=True)
+class CheckedTurn:
+    """One checked turn: where the engine's ids first part from the client's (None: identical),
+    and the client's token count of that prompt (a divergence there or later is text the engine
+    adds after the whole prompt, so the client's prompt is a prefix of the engine's)."""
+
+    divergence: int | None
+    client_tokens: int
+
+    @property
+    def inside(self) -> int | None:
+        """The divergence when it lies inside the client's prompt, else None."""
+        return self.divergence if self.divergence is not None and self.divergence < self.client_tokens else None
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What the check says of one run turn: whether it checked the turn or the session's previous
+    turn, the earliest divergence of those (None: identical or unchecked), and the earliest one
+    inside its own checked prompt (the only kind that can part the engine's cache key)."""
+
+    checked: bool
+    divergence: int | None
+    inside: int | None
+
+
+#: A turn the check does not cover.
+UNCHECKED = Coverage(False, None, None)
+
+
+@dataclass(frozen=True)
 class TemplateCheck:
     """A template-parity report, keyed by the shards' (instance id, turn) of each checked turn."""
 
     name: str  # the file's name (no folder: the analysis stays the same bytes wherever it is read)
     sha256: str  # of the file's bytes
-    divergence: dict[tuple[str, int], int | None]  # first divergent token position; None: identical
+    turns: dict[tuple[str, int], CheckedTurn]
 
-    def at(self, instance_id: str, turns: tuple[int | None, int]) -> tuple[bool, int | None]:
-        """(whether any of `turns` was checked, the earliest divergence among those checked)."""
-        checked = [(instance_id, t) for t in turns if t is not None and (instance_id, t) in self.divergence]
-        found = [d for k in checked if (d := self.divergence[k]) is not None]
-        return bool(checked), min(found) if found else None
+    def at(self, instance_id: str, turns: tuple[int | None, int]) -> Coverage:
+        """The coverage of a run turn by the checks of the stored instance's `turns`."""
+        checked = [c for t in turns if t is not None and (c := self.turns.get((instance_id, t))) is not None]
+        found = [c.divergence for c in checked if c.divergence is not None]
+        inside = [d for c in checked if (d := c.inside) is not None]
+        return Coverage(bool(checked), min(found, default=None), min(inside, default=None))
 
 
 def _parity(path: Path) -> tuple[TemplateParity, bytes]:
@@ -70,11 +101,5 @@ def read_template_check(path: str | os.PathLike[str], content_hash: str, tokeniz
             f"{where}: positions are in {parity.tokenizer}'s tokens, the analysis counts with {tokenizer}; "
             f"run the check with --tokenizer {tokenizer}, or analyse with --tokenizer {parity.tokenizer} (docs/cache.md)"
         )
-    divergence = {(t.instance_id, t.turn): t.first_divergence for t in parity.turns}
-    return TemplateCheck(where.name, hashlib.sha256(raw).hexdigest(), divergence)
-
-
-def stored_instance_ids(shards: traces.Shards) -> dict[tuple[str, int], str]:
-    """(trajectory, repeat) → the shards' instance id; a logical repeat past the stored ones
-    replays stored repeat (repeat − 1) % stored + 1, as `ideal` rebuilds it."""
-    return {(e.trajectory_id, e.repeat): e.instance_id for e in shards.index}
+    turns = {(t.instance_id, t.turn): CheckedTurn(t.first_divergence, t.client_tokens) for t in parity.turns}
+    return TemplateCheck(where.name, hashlib.sha256(raw).hexdigest(), turns)

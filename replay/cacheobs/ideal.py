@@ -28,6 +28,7 @@ from traces.tokenizers.counting import Tally
 
 from ..errors import ReplayError
 from ..records import Record
+from ..scheduler import max_stored_repeat
 
 
 @dataclass(frozen=True)
@@ -99,10 +100,21 @@ def instance_texts(tok: ChatTokenizer, instance: traces.Instance, salt: traces.S
         yield TurnText(p.row.turn, closed + tail, tally.with_suffix(tail))
 
 
-def _stored_instance(shards: traces.Shards, trajectory_id: str, repeat: int) -> traces.Instance:
-    """The shard instance a logical repeat replays (replay re-salts cycles past the stored repeats)."""
-    stored = max(e.repeat for e in shards.index)
-    return shards.find(trajectory_id, (repeat - 1) % stored + 1)
+def stored_repeat(repeat: int, stored: int) -> int:
+    """The stored repeat (1..`stored`) a logical repeat replays: replay cycles over the shards'
+    repeats, re-salting each cycle past them as a new repeat (`scheduler.instance_prompts`), so
+    the prompts' text comes from the stored repeat and only the salt is the logical one's."""
+    return (repeat - 1) % stored + 1
+
+
+@dataclass(frozen=True)
+class StoredAs:
+    """The shard instance a run's instance replays, and whether the run rendered it as stored
+    (the same salts): a template check renders the stored instance, so its token positions hold
+    for the run's prompts only then (another salt tokenises to another length)."""
+
+    instance_id: str
+    same_render: bool
 
 
 class PromptTexts:
@@ -113,16 +125,25 @@ class PromptTexts:
         self.tok = tok
         self.shards = shards
         self.salt_mode = salt_mode
+        self._stored_repeats = max_stored_repeat(shards)
         self._gens: dict[str, Iterator[TurnText]] = {}
+        self._stored: dict[str, StoredAs] = {}
+
+    def stored(self, instance_id: str) -> StoredAs:
+        """What a run instance replays; known once `get` has been asked for one of its records."""
+        return self._stored[instance_id]
 
     def get(self, r: Record) -> TurnText:
         """The prompt of record `r`; an instance's records must be asked for in turn order."""
         gen = self._gens.get(r.instance_id)
         if gen is None:
             try:
-                inst = _stored_instance(self.shards, r.trajectory_id, r.repeat)
+                inst = self.shards.find(r.trajectory_id, stored_repeat(r.repeat, self._stored_repeats))
             except traces.TraceError as exc:
                 raise ReplayError(f"{exc}; the run's records name an instance its shards do not hold") from None
+            first = inst.turns[0]
+            same = (r.salt_repeat, r.salt_conversation) == (first.salt_repeat, first.salt_conversation)
+            self._stored[r.instance_id] = StoredAs(inst.instance_id, same)
             salt = traces.Salt(self.salt_mode, r.salt_repeat, r.salt_conversation)
             gen = self._gens[r.instance_id] = instance_texts(self.tok, inst, salt)
         for t in gen:

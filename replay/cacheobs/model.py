@@ -34,8 +34,10 @@ RULES = {
     "between (pressure > 0), and the endpoint's eviction counter rose over the run (or it has none)",
     "template_drift": "the engine's tokens part from the client's before the end of the ideal reusable prefix, so "
     "its cache key differs: a template check (--template-check) of this turn's or the session's previous turn's "
-    "prompt diverged at a position < ideal; for turns no check covers, the server's prompt tokens differ from "
-    "the ISL by more than a block",
+    "prompt diverged inside that prompt at a position < ideal (drift_evidence check); for turns no check covers "
+    "(a re-salted repeat past the stored ones is not covered), the server's prompt tokens differ from the ISL by "
+    "more than a block (drift_evidence count): the engine rendered or tokenised another prompt (another template "
+    "or another vocabulary), so the deficit, counted in the client's tokens, is not exact",
     "unexplained": "none of the rules above holds",
 }
 
@@ -66,6 +68,10 @@ class CacheTurn:
     in_flight: int  # other turns in flight when this one was sent
     template_checked: bool  # the template check covered this turn or the session's previous turn
     engine_divergence: int | None  # the earliest first divergent position of those checked (None: identical/unchecked)
+    # what shows drift (whichever cause won): "check" (a template check diverged inside the prompt before
+    # the ideal: exact), "count" (an uncovered turn's server count differs by more than a block: another
+    # template or vocabulary, so its deficit is not exact), None (no drift evidence)
+    drift_evidence: str | None
 
 
 TURN_SCHEMA = pa.schema(
@@ -92,6 +98,7 @@ TURN_SCHEMA = pa.schema(
         ("in_flight", pa.int64()),
         ("template_checked", pa.bool_()),
         ("engine_divergence", pa.int64()),
+        ("drift_evidence", pa.string()),
     ]
 )
 assert TURN_SCHEMA.names == [f.name for f in fields(CacheTurn)]
@@ -139,6 +146,9 @@ class CacheAnalysis(traces.JsonFile):
     template_check: str | None = None
     template_check_sha256: str | None = None
     template_check_turns: int = 0
+    # count-mismatch turns no template check covered: drift there rests on the count alone (all of the
+    # count-mismatch turns without a check)
+    count_fallback_turns: int = 0
 
     def cause(self, name: str) -> CauseTotal:
         return next(c for c in self.causes if c.cause == name)

@@ -26,6 +26,19 @@ def cause_table(a: CacheAnalysis) -> Table:
     return t
 
 
+def _fallback(a: CacheAnalysis) -> str:
+    """The count rule's clause: on count-mismatch turns no template check covers (all of them
+    without a check), a deficit no earlier cause explains is template_drift by the count alone."""
+    if not a.count_fallback_turns:
+        return ""
+    if a.count_fallback_turns == a.count_mismatch_turns:
+        return "; a deficit no earlier cause explains is template_drift there"
+    return (
+        f"; on the {a.count_fallback_turns:,} of them no template check covers, a deficit no earlier cause "
+        "explains is template_drift"
+    )
+
+
 def warnings(a: CacheAnalysis) -> list[str]:
     """What makes the figures less than exact, one line each."""
     out = []
@@ -33,9 +46,7 @@ def warnings(a: CacheAnalysis) -> list[str]:
         out.append(
             f"Warning: on {a.count_mismatch_turns:,} of {a.turns:,} turns the server's prompt tokens differ from the "
             f"run tokenizer's count ({a.tokenizer}) by more than a block: it renders or tokenises prompts otherwise, "
-            "so those deficits are not exact"
-            + ("" if a.template_check else "; a deficit no earlier cause explains is template_drift there")
-            + " (docs/cache.md)"
+            "so those deficits are not exact" + _fallback(a) + " (docs/cache.md)"
         )
     if a.template_check is not None and not a.template_check_turns:
         out.append(

@@ -24,7 +24,7 @@ import traces
 from replay import ReplayError, raybackend
 from replay.config import RunConfig
 from replay.records import read_records
-from replay.run import planned_turns, run_replay
+from replay.run import instance_turns, planned_turns, run_replay
 from replay.runinfo import read_run_info
 
 ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'trajbench[ray]'")
@@ -227,7 +227,11 @@ def test_a_killed_worker_loses_only_its_in_flight_turns(
         assert all(x.error_kind == "aborted" for x in mine if x.turn > r.turn)
         assert all(x.ok for x in mine if x.turn < r.turn)
     # every turn of every instance is accounted for once: worker 0 ran the rest of the FIFO
-    assert len({(r.instance_id, r.turn) for r in recs}) == len(recs) == planned_turns(traces.Shards(sample_shards), 8)
+    assert (
+        len({(r.instance_id, r.turn) for r in recs})
+        == len(recs)
+        == planned_turns(instance_turns(traces.Shards(sample_shards)), 8)
+    )
     assert sum(1 for r in recs if r.worker == 0 and r.ok) > 0
     info = read_run_info(run_dir)
     assert info.ray is not None and info.ray.workers[1].lost and info.ray.workers[0].lost is None

@@ -270,6 +270,31 @@ def test_goodput_is_an_alternative_y_axis_of_the_pareto_report(tmp_path: Path) -
     assert '<h2 id="goodput">Goodput vs per-user speed</h2>' in html and 'data-key="goodput_tps"' in html
 
 
+def test_a_session_limit_splits_the_session_goodput_curve_only(tmp_path: Path) -> None:
+    """Runs with the same per-turn limits and different session limits judge every turn alike: their
+    turn goodput shares one frontier, their session goodput does not."""
+    from replay.report import goodput_points
+
+    folders = []
+    for c, slo in ((1, Slo(ttft_ms=1000.0, session_s=0.5)), (2, Slo(ttft_ms=1000.0, session_s=5.0))):
+        folder = tmp_path / f"c{c:04d}"
+        folder.mkdir()
+        info = run_info(concurrency=c, slo=slo)
+        info.write(folder)
+        build_summary([_record(k, k * 100_000_000, 100, 40) for k in range(12)], info.to_json(), slo=slo).write(folder)
+        folders.append(folder)
+    points = [load_point(f, "sys") for f in folders]
+    infos = {p.run_dir: RunInfo.read(p.run_dir) for p in points}
+    turns = goodput_points(points, infos, "goodput_tps")
+    assert [p.label for p in turns] == ["sys", "sys"] and len(curves(turns)) == 1
+    sessions = goodput_points(points, infos, "session_goodput_tps")
+    assert [p.label for p in sessions] == [
+        "sys (SLO TTFT 1000 ms, session 0.5 s)",
+        "sys (SLO TTFT 1000 ms, session 5 s)",
+    ]
+    assert len(curves(sessions)) == 2
+
+
 def test_points_judged_by_different_slos_never_share_a_goodput_frontier(tmp_path: Path) -> None:
     """Goodput under a 1 s TTFT limit and under a 50 ms one do not compare: each SLO's points draw
     their own frontier (the SLO joins the curve's name); one SLO keeps the system's name."""
@@ -288,7 +313,9 @@ def test_points_judged_by_different_slos_never_share_a_goodput_frontier(tmp_path
     points = [load_point(f, "sys") for f in folders]
     infos = {p.run_dir: RunInfo.read(p.run_dir) for p in points}
     labels = [p.label for p in goodput_points(points, infos, "goodput_tps")]
-    assert labels == ["sys (SLO TTFT 1000 ms)", "sys (SLO TTFT 1000 ms)", "sys (SLO TTFT 50 ms, session 0.5 s)"]
+    assert labels == ["sys (SLO TTFT 1000 ms)", "sys (SLO TTFT 1000 ms)", "sys (SLO TTFT 50 ms)"]
+    sessions = [p.label for p in goodput_points(points, infos, "session_goodput_tps")]
+    assert sessions == ["sys (SLO TTFT 1000 ms)", "sys (SLO TTFT 1000 ms)", "sys (SLO TTFT 50 ms, session 0.5 s)"]
     assert {p.label for p in goodput_points(points[:2], infos, "goodput_tps")} == {"sys"}
     assert {label for label, _ in curves(goodput_points(points, infos, "goodput_tps"))} == set(labels)
     out = build_report([("sys", f) for f in folders], tmp_path / "r", gates_of=None)

@@ -369,3 +369,28 @@ def test_replay_against_the_simulator_fixture(sim_server: str, sample_shards: Pa
     assert ours["interactivity"]["output_tokens_sum"] == s["output_sequence_lengths"]["total"]
     assert ours["cached_tokens"]["turns_reporting"] > 0
     assert os.path.getsize(run_dir / "report.txt") > 0
+
+
+def test_a_run_reads_the_shard_footers_once_and_plans_every_cycled_turn(
+    sample_shards: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every footer is a file read: the per-instance turn counts are read once and give both the
+    planned turns (cycling past the stored instances) and each trajectory's length."""
+    from replay import run as runner
+
+    reads: list[int] = []
+    real = runner.instance_turns
+
+    def counted(shards: traces.Shards) -> list[int]:
+        got = real(shards)
+        reads.append(len(got))
+        return got
+
+    monkeypatch.setattr(runner, "instance_turns", counted)
+    with LoopbackServer() as srv:
+        run_dir = run(
+            sample_shards, tmp_path / "run", srv.base_url, concurrency=2, num_trajectories=6, inject_delays=False
+        )
+    assert reads == [len(traces.Shards(sample_shards))]
+    records = list(read_records(run_dir))
+    assert read_run_info(run_dir).planned_turns == len(records) == 17 + 10 and all(r.ok for r in records)

@@ -79,20 +79,24 @@ def write_dataset(path: Path, *, conversations: int, turns: int, delay: float = 
     return path
 
 
-def build(tmp: Path, **kw: object) -> Path:
+def build(tmp: Path, *, salt: str = "mlperf", **kw: object) -> Path:
     src = write_dataset(tmp / "cache.jsonl", **kw)  # type: ignore[arg-type]
     out = tmp / "shards"
-    traces.build_shards([str(src)], out, traces.BuildOptions(name="cache"))
+    traces.build_shards([str(src)], out, traces.BuildOptions(name="cache", salt=salt))
     return out
 
 
-def replay_on_sim(shards: Path, out: Path, *, concurrency: int, delays: bool = False, **sim: Any) -> Path:
-    """A run of the shards on the simulator counting with the run's tokenizer, replica header kept."""
+def replay_on_sim(
+    shards: Path, out: Path, *, concurrency: int, delays: bool = False, trajectories: int | None = None, **sim: Any
+) -> Path:
+    """A run of the shards on the simulator counting with the run's tokenizer, replica header kept
+    (`trajectories` past the stored instances replays cycled, re-salted repeats)."""
     config = SimConfig(answers="synthetic", osl_mean=24, osl_cv=0.0, **{"tokenizer": "qwen3.6", **ZERO, **sim})
     run = replay.RunConfig(
         shards=str(shards),
         profile="qwen3.6-35b-a3b",
         concurrency=concurrency,
+        num_trajectories=trajectories,
         inject_delays=delays,
         out=str(out),
         sim=config,

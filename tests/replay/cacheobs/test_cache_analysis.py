@@ -171,6 +171,9 @@ def test_an_engine_that_counts_otherwise_is_template_drift(shards: Path, tmp_pat
     assert a.count_mismatch_turns == len(mismatch) >= 60 and a.template_check is None
     assert len(drift) >= 3 and a.cause("template_drift").deficit_tokens > 0, a.causes
     assert all((r.instance_id, r.turn) in mismatch and r.deficit > block for r in drift)
+    # count evidence, on every mismatched turn whatever its cause, and only there
+    assert {(r.instance_id, r.turn) for r in result.rows if r.drift_evidence == "count"} == mismatch
+    assert all(r.drift_evidence in ("count", None) for r in result.rows)
     # what stays unexplained is only where the counts happen to agree
     assert not [r for r in result.rows if r.cause == "unexplained" and (r.instance_id, r.turn) in mismatch]
     assert not [r for r in result.rows if r.template_checked or r.engine_divergence is not None]

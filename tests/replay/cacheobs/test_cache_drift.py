@@ -81,11 +81,12 @@ def test_a_divergence_inside_the_ideal_prefix_is_template_drift(
     for r in result.rows:
         was = before[(r.instance_id, r.turn)]
         if not r.template_checked:
-            assert r.engine_divergence is None and r.cause == was
+            assert r.engine_divergence is None and r.drift_evidence is None and r.cause == was
             continue
         # in the system prompt, which every turn of the instance starts with
         assert r.engine_divergence is not None and 0 < r.engine_divergence < first_isl[r.instance_id]
         assert r.cause == ("template_drift" if was == "unexplained" else was), r
+        assert r.drift_evidence == ("check" if r.engine_divergence < r.ideal else None), r
     drift = a.cause("template_drift")
     assert drift.turns >= 5 and drift.turns == sum(
         1 for r in covered if before[(r.instance_id, r.turn)] == "unexplained"
@@ -108,6 +109,31 @@ def test_a_divergence_past_the_ideal_prefix_is_no_drift(
     assert result.analysis.cause("template_drift").turns == 0
 
 
+def test_a_tail_only_change_is_no_drift_on_cycled_re_salted_repeats(
+    qwen: ChatTokenizer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """36 trajectories from 6 stored ones under the strong salt: repeats 2..6 are re-salted, their
+    hex salts tokenise to other lengths than the stored ones the check rendered, so the check's
+    positions do not hold for them; and a divergence at the checked prompt's own end (the engine
+    appends text after the whole prompt) is no drift on any repeat."""
+    tmp = tmp_path_factory.mktemp("cycled")
+    salted = build(tmp, conversations=6, turns=12, salt="strong")
+    run = replay_on_sim(salted, tmp / "run", concurrency=1, cache_tokens=1024, trajectories=36)
+    plain = cacheobs.analyse_cache(run, out=tmp / "plain")
+    parity = _check(salted, qwen, _tail_drift, 72, tmp / "tail.json")  # every stored turn
+    result = cacheobs.analyse_cache(run, cacheobs.CacheOptions(template_check=str(parity)), out=tmp / "a")
+    rows = result.rows
+    assert len(rows) == 36 * 12 and {r.repeat for r in rows} == set(range(1, 7))
+    cycled = [r for r in rows if r.repeat > 1]
+    assert any(r.cause == "unexplained" for r in cycled)  # what the check must not turn into drift
+    assert all(r.template_checked == (r.repeat == 1) for r in rows)
+    assert all(r.engine_divergence is None for r in cycled)
+    assert all(r.engine_divergence is not None and r.engine_divergence >= r.ideal for r in rows if r.repeat == 1)
+    assert result.analysis.template_check_turns == 72
+    assert [r.cause for r in rows] == [r.cause for r in plain.rows]
+    assert result.analysis.cause("template_drift").turns == 0
+
+
 def test_an_identical_check_keeps_count_mismatches_from_being_drift(
     shards: Path, qwen: ChatTokenizer, tight_run: Path, plain: cacheobs.CacheResult, tmp_path: Path
 ) -> None:
@@ -115,6 +141,26 @@ def test_an_identical_check_keeps_count_mismatches_from_being_drift(
     result = cacheobs.analyse_cache(tight_run, cacheobs.CacheOptions(template_check=str(parity)), out=tmp_path / "a")
     assert all(r.template_checked and r.engine_divergence is None for r in result.rows)
     assert [r.cause for r in result.rows] == [r.cause for r in plain.rows]
+
+
+def test_the_warning_names_the_count_fallback_on_turns_no_check_covers(
+    shards: Path, qwen: ChatTokenizer, tmp_path: Path
+) -> None:
+    """The simulator counting its own way mismatches on most turns; a check of a few turns leaves
+    the rest to the count rule, and the warning says so; a check of every turn leaves none."""
+    run = replay_on_sim(shards, tmp_path / "run", concurrency=2, tokenizer=None, cache_tokens=None)
+    some = _check(shards, qwen, lambda text: text, 6, tmp_path / "some.json")
+    result = cacheobs.analyse_cache(run, cacheobs.CacheOptions(template_check=str(some)), out=tmp_path / "some")
+    a = result.analysis
+    fallback = [r for r in result.rows if not r.template_checked and r.drift_evidence == "count"]
+    assert 0 < a.count_fallback_turns == len(fallback) < a.count_mismatch_turns
+    (line,) = [w for w in cacheobs.warnings(a) if "server's prompt tokens differ" in w]
+    assert f"on the {a.count_fallback_turns:,} of them no template check covers" in line, line
+    every = _check(shards, qwen, lambda text: text, 72, tmp_path / "every.json")
+    b = cacheobs.analyse_cache(run, cacheobs.CacheOptions(template_check=str(every)), out=tmp_path / "every").analysis
+    assert b.count_mismatch_turns > 0 and b.count_fallback_turns == 0
+    (line,) = [w for w in cacheobs.warnings(b) if "server's prompt tokens differ" in w]
+    assert "template_drift" not in line, line
 
 
 def test_the_turn_rows_keep_the_divergence(shards: Path, qwen: ChatTokenizer, tight_run: Path, tmp_path: Path) -> None:
@@ -125,6 +171,8 @@ def test_the_turn_rows_keep_the_divergence(shards: Path, qwen: ChatTokenizer, ti
     table = pq.read_table(tmp_path / "a" / "cache_turns.parquet")
     assert table.column("engine_divergence").to_pylist() == [r.engine_divergence for r in result.rows]
     assert table.column("template_checked").to_pylist() == [r.template_checked for r in result.rows]
+    assert table.column("drift_evidence").to_pylist() == [r.drift_evidence for r in result.rows]
+    assert {r.drift_evidence for r in result.rows if r.cause == "template_drift"} == {"check"}
     assert cacheobs.CacheAnalysis.read(tmp_path / "a") == result.analysis
 
 

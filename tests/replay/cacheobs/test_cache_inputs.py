@@ -8,8 +8,9 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replay.cacheobs.causes import attribute, count_mismatch, drifted, infer_block_size
-from replay.cacheobs.ideal import common_prefix
+from replay.cacheobs.causes import attribute, count_mismatch, drift_evidence, infer_block_size
+from replay.cacheobs.drift import CheckedTurn, TemplateCheck
+from replay.cacheobs.ideal import common_prefix, stored_repeat
 from replay.promscrape import CacheMetrics, Scrape, cache_series
 from replay.records import Record, record_from_dict, record_line
 
@@ -112,12 +113,26 @@ def test_the_first_rule_that_holds_wins() -> None:
 
 
 def test_drift_is_a_checked_divergence_inside_the_ideal_else_a_count_mismatch() -> None:
-    assert drifted(ideal=100, checked=True, engine_divergence=99, count_mismatch=False)
-    assert not drifted(ideal=100, checked=True, engine_divergence=100, count_mismatch=True)  # at the ideal's end
-    assert not drifted(ideal=100, checked=True, engine_divergence=None, count_mismatch=True)  # checked identical
-    assert drifted(ideal=100, checked=False, engine_divergence=None, count_mismatch=True)  # no check: the count
-    assert not drifted(ideal=100, checked=False, engine_divergence=None, count_mismatch=False)
+    assert drift_evidence(ideal=100, checked=True, inside_divergence=99, count_mismatch=False) == "check"
+    assert drift_evidence(ideal=100, checked=True, inside_divergence=100, count_mismatch=True) is None  # at the end
+    assert drift_evidence(ideal=100, checked=True, inside_divergence=None, count_mismatch=True) is None  # identical
+    assert drift_evidence(ideal=100, checked=False, inside_divergence=None, count_mismatch=True) == "count"
+    assert drift_evidence(ideal=100, checked=False, inside_divergence=None, count_mismatch=False) is None
     assert count_mismatch(120, 100, 16) and not count_mismatch(116, 100, 16) and not count_mismatch(None, 100, 16)
+
+
+def test_a_divergence_at_the_checked_prompts_end_is_not_inside_it() -> None:
+    check = TemplateCheck("p.json", "0" * 64, {("a", 1): CheckedTurn(50, 50), ("a", 3): CheckedTurn(40, 90)})
+    tail = check.at("a", (None, 1))  # the engine only appended text after the whole prompt
+    assert tail.checked and tail.divergence == 50 and tail.inside is None
+    both = check.at("a", (1, 3))
+    assert both.checked and both.divergence == 40 and both.inside == 40
+    assert not check.at("a", (None, 2)).checked and not check.at("b", (None, 1)).checked
+
+
+def test_a_logical_repeat_replays_its_stored_repeat_cyclically() -> None:
+    assert [stored_repeat(r, 2) for r in range(1, 7)] == [1, 2, 1, 2, 1, 2]
+    assert [stored_repeat(r, 1) for r in range(1, 4)] == [1, 1, 1]
 
 
 @given(st.text(alphabet="ab\u00e9", max_size=300), st.text(alphabet="ab\u00e9", max_size=300), st.integers(0, 300))
