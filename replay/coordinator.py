@@ -94,6 +94,11 @@ class Stop:
     cancel: bool
 
 
+#: Records whose t_send_ns is not a send: the time a turn was given up (aborted after an earlier
+#: failure) or its worker was found lost; they never hold the window open.
+_UNSENT = ("aborted", "worker-lost")
+
+
 class Coordinator:
     """FIFO of instance ordinals 0..num_instances-1 and the performance window."""
 
@@ -109,9 +114,9 @@ class Coordinator:
     def next_instance(self, finished: bool, t_ns: int | None = None) -> int | None:
         """The next ordinal, or None. Closes the window when a slot that just finished a
         trajectory finds the FIFO empty (a slot idle from the start does not close it), at
-        `t_ns`, when the slot finished (on this clock), else now. Never before a send already
-        stamped in the window (a record can arrive before the request that closes it), nor after
-        now (a mis-estimated clock offset)."""
+        `t_ns`, when the slot finished (on this clock, and not after now: a mis-estimated clock
+        offset), else now; but never before a send already judged in the window (its record can
+        arrive before the request that closes it), so no send is judged both ways."""
         if self.stopped:
             return None
         if self.issued < self.num_instances:
@@ -119,7 +124,7 @@ class Coordinator:
             return self.issued - 1
         if finished and self.window_close_ns is None:
             now = self._clock()
-            self.window_close_ns = now if t_ns is None else min(max(t_ns, self._latest_in + 1), now)
+            self.window_close_ns = now if t_ns is None else max(min(t_ns, now), self._latest_in + 1)
             if self.stop_at_window_end:
                 self.stopped = True
         return None
@@ -133,6 +138,6 @@ class Coordinator:
     def stamp(self, record: Record) -> Record:
         """The record with its window flag decided here, the one place that knows the close."""
         flag = self.in_window(record.t_send_ns)
-        if self.window_close_ns is None:
+        if self.window_close_ns is None and record.error_kind not in _UNSENT:
             self._latest_in = max(self._latest_in, record.t_send_ns)
         return record if record.in_window == flag else replace(record, in_window=flag)

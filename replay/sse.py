@@ -343,22 +343,27 @@ class ChatStream:
 
     def _framed(self, body: bytes, events: int) -> list[str] | None:
         """The texts of a read of `events` (2+) framed content chunks, `body` running from the
-        first text's opening quote to the last one's closing quote; None when it is not that
-        (or a JSONDecodeError).
+        first text's opening quote to the last one's closing quote; None when it is not that,
+        or not provably so (or a JSONDecodeError): the full rules then decide.
 
         One parse for the whole read: each boundary (suffix, blank line, prefix) becomes `","`
-        and the read a JSON array of strings. It is exact: a line break cannot occur inside a
-        JSON string, so every boundary replaced is one between chunks; a line break left over
-        (a boundary of another shape, or a blank line between two strings, which JSON would
-        take as whitespace) sends the read to the full rules; and the parse must then give
-        exactly one non-empty string per chunk (a text with a stray quote gives more elements,
-        or fails).
+        and the read a JSON array of strings. Exact because:
+        - a line break cannot occur inside a JSON string, so every boundary replaced is one
+          between chunks, and a line break left over (a boundary of another shape, or a blank
+          line JSON would take as whitespace between strings) refuses the read;
+        - with no backslash before any quote, no quote is escaped: every quote opens or closes
+          a string, and the read holds (2 × events + the texts' own quotes) / 2 strings. If the
+          array is exactly `events` strings (no number, no nested array), the texts hold no
+          quote: each string is one chunk's text, which the parse accepted as a JSON string.
+          A read whose texts escape a quote (`\\"`) takes the full rules, chunk by chunk.
         """
         joined = body.replace(self.frame_join, b'","')
-        if 0x0A in joined:
+        if 0x0A in joined or b'\\"' in joined:
             return None
-        texts = orjson.loads(b"[%s]" % joined)
-        return texts if len(texts) == events and "" not in texts else None
+        texts: list[str] = orjson.loads(b"[%s]" % joined)
+        if len(texts) != events or "" in texts or not all(map(isinstance, texts, repeat(str))):
+            return None
+        return texts
 
     def _one(self, data: bytes, t_ns: int) -> bool:
         """A read that is exactly `data: {json}` and a blank line: fold it; False (nothing

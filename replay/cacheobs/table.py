@@ -51,7 +51,7 @@ def warnings(a: CacheAnalysis) -> list[str]:
     if a.template_check is not None and not a.template_check_turns:
         out.append(
             f"Warning: the template check {a.template_check} covered none of the analysed turns (it sampled other "
-            "instances or turns); check more with `traces check-template --sample N` (docs/templates.md)"
+            "instances or turns, or the run's turns are re-salted repeats beyond the stored ones); check more with `traces check-template --sample N` (docs/templates.md)"
         )
     if a.turns_without_cached:
         out.append(f"Note: {a.turns_without_cached:,} finished turns had no cached-token count from the server")

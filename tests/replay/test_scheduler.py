@@ -267,8 +267,13 @@ def test_a_send_already_stamped_in_the_window_stays_before_the_close() -> None:
     # slot that finished at 420: the close moves just past it, so no send is judged both ways
     c = Coordinator(0, stop_at_window_end=False, clock=fake_clock([500]))
     assert c.stamp(Record(**_RECORD, t_send_ns=450)).in_window
+    assert c.stamp(Record(**{**_RECORD, "error_kind": "aborted"}, t_send_ns=480)).in_window  # never sent
     assert c.next_instance(True, 420) is None and c.window_close_ns == 451
     assert c.stamp(Record(**_RECORD, t_send_ns=450)).in_window and not c.in_window(451)
+    # a mapped send ahead of the coordinator's clock (a clock offset off) stays judged in
+    ahead = Coordinator(0, stop_at_window_end=False, clock=fake_clock([500]))
+    assert ahead.stamp(Record(**_RECORD, t_send_ns=600)).in_window
+    assert ahead.next_instance(True, 420) is None and ahead.window_close_ns == 601
 
 
 _RECORD: dict[str, Any] = dict(

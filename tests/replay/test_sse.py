@@ -246,6 +246,9 @@ _INNER = st.one_of(
                 b" ",
                 b"\n\n",
                 b'",',
+                b'",["',
+                b'"],"',
+                b',"',
             ]
         ),
         max_size=5,
@@ -276,6 +279,8 @@ def _unframed(reads: list[tuple[int, bytes]]) -> ChatStream:
 @example([b"a", b"b", b"c"], [1, 3], _FRAMES[1])  # three framed chunks in one read: one parse
 @example([b'a",\n\n"b'], [1], _FRAMES[0])  # a blank line between two strings: JSON whitespace, not a boundary
 @example([b"x", b'a",\n\n"b'], [1, 2], _FRAMES[0])  # the same after a good chunk in one read
+@example([b'p",["x', b"y", b'z"],"r'], [1, 3], _FRAMES[0])  # stray quotes nesting an array: as many elements
+@example([b"a\\", b',"b'], [1, 2], _FRAMES[0])  # an escaped boundary quote: strings that straddle chunks
 def test_a_learned_frame_folds_exactly_like_the_full_rules(
     inners: list[bytes], sizes: list[int], frame: tuple[bytes, bytes]
 ) -> None:

@@ -203,3 +203,25 @@ def test_a_check_of_other_shards_or_no_check_at_all_is_refused(
         replay.ReplayError, match=r"positions are in gpt-oss's tokens, the analysis counts with qwen3\.6"
     ):
         cacheobs.analyse_cache(tight_run, cacheobs.CacheOptions(template_check=str(vocab)), out=tmp_path)
+
+
+def test_only_a_divergence_inside_the_checked_prompt_parts_the_cache_key(
+    shards: Path, qwen: ChatTokenizer, tight_run: Path, plain: cacheobs.CacheResult, tmp_path: Path
+) -> None:
+    """The same positions, read two ways: at the checked prompt's own end (the engine only adds
+    text after it: no drift, however early that end is) or one token inside it (drift)."""
+    report = _read(_check(shards, qwen, _tail_drift, 72, tmp_path / "tail.json"))
+
+    def at(divergence: int, client_tokens: int, name: str) -> cacheobs.CacheResult:
+        turns = [dataclasses.replace(t, first_divergence=divergence, client_tokens=client_tokens) for t in report.turns]
+        parity = dataclasses.replace(report, turns=turns).write_to(tmp_path / name)
+        return cacheobs.analyse_cache(
+            tight_run, cacheobs.CacheOptions(template_check=str(parity)), out=tmp_path / name[:-5]
+        )
+
+    at_end = at(10, 10, "end.json")
+    assert [r.cause for r in at_end.rows] == [r.cause for r in plain.rows]
+    assert all(r.drift_evidence is None and r.engine_divergence == 10 for r in at_end.rows)
+    inside = at(10, 11, "inside.json")
+    unexplained = [b for b in plain.rows if b.cause == "unexplained"]
+    assert unexplained and inside.analysis.cause("template_drift").turns == len(unexplained)
