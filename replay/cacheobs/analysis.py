@@ -268,9 +268,7 @@ def _summary(
         template_check=check.name if check is not None else None,
         template_check_sha256=check.sha256 if check is not None else None,
         template_check_turns=sum(1 for r in rows if r.template_checked),
-        count_fallback_turns=sum(
-            1 for r in rows if not r.template_checked and count_mismatch(r.server_prompt_tokens, r.isl, block)
-        ),
+        count_fallback_turns=sum(1 for r in rows if r.drift_evidence == "count"),
     )
 
 
