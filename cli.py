@@ -30,9 +30,10 @@ import jobs
 import replay
 import traces
 from eval.swebench import RUNTIMES as SWEBENCH_RUNTIMES  # light: imports none of the extra
+from replay.sim import SimError
 
 F = TypeVar("F", bound=Callable[..., Any])
-KNOWN_ERRORS = (traces.TraceError, replay.ReplayError, evaluation.EvalError)
+KNOWN_ERRORS = (traces.TraceError, replay.ReplayError, SimError, evaluation.EvalError)
 
 
 def example(command_line: str) -> Callable[[F], F]:
@@ -907,7 +908,7 @@ CONFIG_HELP = (
 )
 
 
-#: Goodput under service-level objectives (replay.goodput, docs/metrics.md); never changes what is sent.
+#: Goodput under service-level objectives (replay.results.goodput, docs/metrics.md); never changes what is sent.
 SLO_OPTIONS = (
     click.option(
         "--slo",
@@ -1882,7 +1883,7 @@ def analyze_cache(
     from rich.console import Console
 
     from replay import cacheobs
-    from replay.layout import SWEEP_FILE
+    from replay.results import SWEEP_FILE
 
     options = cacheobs.CacheOptions(
         block_size=block_size, tokenizer=tokenizer, shards=shards, template_check=template_check

@@ -8,69 +8,70 @@ should not pay for at start-up.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .config import BACKENDS, DEFAULT_HEADERS, ResponseLimits, RunConfig
+from traces.lazy import lazy_getattr
+
+from .client import ResponseLimits
+from .config import BACKENDS, DEFAULT_HEADERS, RunConfig
 from .errors import AllTurnsFailed, Interrupted, ReplayError
-from .layout import RECORDS_FILE, REPORT_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FILE
-from .slo import Slo, parse_slo
+from .results import RECORDS_FILE, REPORT_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FILE, Slo, parse_slo
 
 if TYPE_CHECKING:
-    from .client import StreamClient, StreamResult
-    from .loops import event_loop, run_loop
-    from .numbers import RunNumbers
-    from .optionsfile import OptionsFile, check_run_dataset, options_of_run, read_options_file
-    from .pareto import Point, frontier, region_concurrencies
-    from .points import Gates, GatesOf
-    from .records import Record, read_records, records_path
-    from .report import build_report
+    from .client import StreamClient, StreamResult, event_loop, run_loop
+    from .engine import TemplateParity, check_template, default_template_tokenizer, render_parity
+    from .options import OptionsFile, check_run_dataset, options_of_run, read_options_file
+    from .report import Gates, GatesOf, Point, build_report, frontier, region_concurrencies
+    from .results import (
+        Record,
+        ResultSummary,
+        RunInfo,
+        RunNumbers,
+        RunOutcome,
+        SweepPlan,
+        read_records,
+        read_run_info,
+        records_path,
+        write_results,
+    )
     from .run import run_replay
-    from .runinfo import RunInfo, read_run_info
-    from .summary import ResultSummary, RunOutcome, write_results
-    from .sweep import SweepPlan, parse_concurrencies, run_sweep
-    from .template_parity import TemplateParity, check_template, default_template_tokenizer, render_parity
+    from .sweep import parse_concurrencies, run_sweep
 
 _LAZY = {
-    "Gates": ".points",
-    "GatesOf": ".points",
-    "OptionsFile": ".optionsfile",
-    "Point": ".pareto",
-    "Record": ".records",
-    "ResultSummary": ".summary",
-    "RunInfo": ".runinfo",
-    "RunNumbers": ".numbers",
-    "RunOutcome": ".summary",
+    "Gates": ".report",
+    "GatesOf": ".report",
+    "OptionsFile": ".options",
+    "Point": ".report",
+    "Record": ".results",
+    "ResultSummary": ".results",
+    "RunInfo": ".results",
+    "RunNumbers": ".results",
+    "RunOutcome": ".results",
     "StreamClient": ".client",
     "StreamResult": ".client",
-    "SweepPlan": ".sweep",
-    "TemplateParity": ".template_parity",
+    "SweepPlan": ".results",
+    "TemplateParity": ".engine",
     "build_report": ".report",
-    "check_run_dataset": ".optionsfile",
-    "check_template": ".template_parity",
-    "default_template_tokenizer": ".template_parity",
-    "event_loop": ".loops",
-    "frontier": ".pareto",
-    "options_of_run": ".optionsfile",
+    "check_run_dataset": ".options",
+    "check_template": ".engine",
+    "default_template_tokenizer": ".engine",
+    "event_loop": ".client",
+    "frontier": ".report",
+    "options_of_run": ".options",
     "parse_concurrencies": ".sweep",
-    "read_options_file": ".optionsfile",
-    "read_records": ".records",
-    "records_path": ".records",
-    "read_run_info": ".runinfo",
-    "region_concurrencies": ".pareto",
-    "render_parity": ".template_parity",
-    "run_loop": ".loops",
+    "read_options_file": ".options",
+    "read_records": ".results",
+    "read_run_info": ".results",
+    "records_path": ".results",
+    "region_concurrencies": ".report",
+    "render_parity": ".engine",
+    "run_loop": ".client",
     "run_replay": ".run",
     "run_sweep": ".sweep",
-    "write_results": ".summary",
+    "write_results": ".results",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        from importlib import import_module
-
-        return getattr(import_module(_LAZY[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 
 import traces
 
+from .client import DEFAULT_LIMITS, ResponseLimits
 from .errors import ReplayError
-from .sim.config import SimConfig
-from .slo import Slo
+from .results import Slo
+from .sim import SimConfig
 
 #: docs/requests.md: the session header every request carries unless the user names others (or none).
 DEFAULT_HEADERS = ("X-Session-ID",)
@@ -18,43 +19,6 @@ BACKENDS = ("auto", "process", "ray")
 #: What --api-key-env may hold: the name of an environment variable, never a key.
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-#: Carried by the preflight request only (replay.preflight), so a server's logs can tell it
-#: apart from the run's turns; the simulator answers it without faults.
-PREFLIGHT_HEADER = "X-Trajbench-Preflight"
-
-
-def format_size(n: int) -> str:
-    """A cap as the options state it: `8 MiB`, `64 KiB`."""
-    return f"{n / (1 << 20):g} MiB" if n >= 1 << 20 else f"{n / (1 << 10):g} KiB"
-
-
-@dataclass(frozen=True)
-class ResponseLimits:
-    """Size caps of one turn's response; a server that breaks one fails the turn (`too_large`).
-
-    Sized from what a sane server sends: a response head is a few hundred bytes; a chat chunk a
-    few hundred, so even a whole 8192-token answer sent as one SSE event stays under 1 MiB; and
-    the largest profile answer streamed token by token (~250 bytes per event) is about 2 MB.
-    The defaults leave a wide margin (64 KiB, 8 MiB, 64 MiB) while bounding what a hostile or
-    broken server can make a run hold in memory.
-    """
-
-    max_header_bytes: int = 64 << 10  # status line + headers (--max-header-kb)
-    max_event_bytes: int = 8 << 20  # one SSE line or event (--max-event-mb)
-    max_response_bytes: int = 64 << 20  # everything received for one turn (--max-response-mb)
-
-    def check(self) -> None:
-        for name, value in (
-            ("--max-header-kb", self.max_header_bytes),
-            ("--max-event-mb", self.max_event_bytes),
-            ("--max-response-mb", self.max_response_bytes),
-        ):
-            if value < 1:
-                raise ReplayError(f"{name} must be >= 1, got {value}")
-
-
-#: The default caps as one shared value for signature and field defaults (the class is frozen).
-DEFAULT_LIMITS = ResponseLimits()
 #: No SLO: no goodput is computed.
 NO_SLO = Slo()
 
@@ -84,14 +48,14 @@ class RunConfig:
     # sampling parameters are fixed (docs/requests.md), and run.json's request_params shows the override.
     max_completion_tokens: int | None = None
     limits: ResponseLimits = DEFAULT_LIMITS
-    # Before the first turn: list the models and send one tiny request (replay.preflight).
+    # Before the first turn: list the models and send one tiny request (replay.engine.preflight).
     skip_preflight: bool = False
     # Never written to run.json or any log; repr=False keeps it out of tracebacks too.
     api_key: str | None = field(default=None, repr=False)
     # The environment variable the key was read from (--api-key-env): its name is recorded, so
     # run.json can replay the run (`--config run.json`) without ever holding the key.
     api_key_env: str | None = None
-    # Service-level objectives judging goodput (replay.goodput); they never change what is sent.
+    # Service-level objectives judging goodput (replay.results.goodput); they never change what is sent.
     slo: Slo = NO_SLO
     # Where the workers run (docs/ray.md): "auto" (in-process for one worker, else processes),
     # "process", or "ray" (actors on a Ray cluster at ray_address, optionally pinned to nodes

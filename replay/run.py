@@ -1,8 +1,8 @@
 """`trajbench replay run`: one closed-loop replay, from shards to a finished run folder.
 
 `run_replay` checks everything it can before it touches the run folder: the options, the shards,
-the open-file limit the concurrency needs (`replay.limits`), then the endpoint (the embedded
-simulator is started when none is given) with `replay.preflight`. Only then does it prepare the
+the open-file limit the concurrency needs (`replay.loop.limits`), then the endpoint (the embedded
+simulator is started when none is given) with `replay.engine.preflight`. Only then does it prepare the
 folder, write `run.json` (with the target: real, or simulated and how that was recognised), run
 the slots (in-process, in worker processes or on Ray actors, docs/ray.md) with their status on stderr (`--progress`), write every record as its
 turn finishes, and end with `result_summary.json`, `report.txt` and the records compressed
@@ -30,24 +30,36 @@ import pyarrow.parquet as pq
 import traces
 from traces import Shards
 
-from . import loops
-from .backend import Backend, LocalBackend, load_counter, open_client
+from .client import Connections, current_loop
 from .config import RunConfig, slots_of_worker
-from .coordinator import Coordinator
-from .display import RunState, run_progress
+from .engine import CacheMetrics, Target, identify, preflight, scrape
 from .errors import ReplayError
-from .interrupt import Interrupt
-from .layout import RECORDS_FILE, RUN_FILE
-from .limits import ensure_open_files
-from .numbers import Connections
-from .preflight import Target, identify, preflight
-from .promscrape import CacheMetrics, scrape
-from .records import RecordWriter, compress_records
-from .runinfo import EMBEDDED_EVIDENCE, DatasetRef, Preflight, RunInfo, ShardCheck
-from .scheduler import WorkerPlan, max_stored_repeat
-from .sim.config import SimConfig
-from .summary import write_results
-from .workers import ProcessBackend
+from .loop import (
+    Backend,
+    Coordinator,
+    Interrupt,
+    LocalBackend,
+    ProcessBackend,
+    WorkerPlan,
+    ensure_open_files,
+    load_counter,
+    max_stored_repeat,
+    open_client,
+)
+from .report import RunState, run_progress
+from .results import (
+    EMBEDDED_EVIDENCE,
+    RECORDS_FILE,
+    RUN_FILE,
+    DatasetRef,
+    Preflight,
+    RecordWriter,
+    RunInfo,
+    ShardCheck,
+    compress_records,
+    write_results,
+)
+from .sim import SimConfig
 
 RUNS_ROOT = "trajbench-runs"
 
@@ -78,7 +90,7 @@ async def _run_replay(
     if client_factory is not None and (config.workers > 1 or config.backend != "auto"):
         raise ReplayError("a custom client works only in-process; use --workers 1")
     if config.backend == "ray":
-        from .raybackend import import_ray
+        from .loop import import_ray
 
         import_ray()  # not installed: told before anything starts
     counter = load_counter(config.tokenizer, profile)  # a bad --tokenizer fails before anything starts
@@ -178,7 +190,7 @@ def _backend(
 ) -> Backend:
     """In-process for one worker (unless a backend is named), else processes, or Ray actors."""
     if config.backend == "ray":
-        from .raybackend import RayBackend
+        from .loop import RayBackend
 
         return RayBackend(
             plans,
@@ -268,7 +280,7 @@ async def _endpoint(config: RunConfig, sim: SimConfig | None) -> AsyncIterator[t
         yield config.endpoint, Target("real", None)
         return
     try:
-        from .sim.embedded import start_simulator
+        from .sim import start_simulator
     except ImportError:
         raise ReplayError(
             "no --endpoint given and this trajbench has no embedded simulator; pass --endpoint URL"
@@ -445,7 +457,7 @@ def run_info(
         skip_preflight=config.skip_preflight,
         api_key_env=config.api_key_env,
         simulator=simulator,
-        event_loop=loops.current(),
+        event_loop=current_loop(),
         slo=config.slo if config.slo.given else None,
         replica_header=config.replica_header,
     )

@@ -26,19 +26,17 @@ import json
 import os
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import traces
 from traces import make_dir
 
 from .config import RunConfig
 from .errors import AllTurnsFailed, Interrupted, ReplayError
-from .interrupt import Interrupt
-from .layout import RUN_FILE, SWEEP_FILE
-from .summary import RunOutcome
-from .sweep_table import point_line, read_numbers, sweep_table
+from .loop import Interrupt
+from .report import point_line, read_numbers, sweep_table
+from .results import RUN_FILE, SWEEP_FILE, RunOutcome, SweepPlan, SweepPoint
 
 AfterPoint = Callable[[Path], None]
 Echo = Callable[[str], None]
@@ -54,24 +52,6 @@ def parse_concurrencies(text: str) -> list[int]:
     if len(values) > 32:
         raise ReplayError(f"--concurrency {text!r}: at most 32 points")
     return values
-
-
-@dataclass(frozen=True)
-class SweepPoint:
-    concurrency: int
-    dir: str  # the point's run folder, inside the sweep folder
-    status: str  # pending, running, done, interrupted or failed
-
-
-@dataclass(frozen=True)
-class SweepPlan(traces.JsonFile):
-    """sweep.json: the sweep's base options, its concurrencies and each point's status."""
-
-    FILE = SWEEP_FILE
-
-    base: dict[str, Any]
-    concurrencies: list[int]
-    points: list[SweepPoint]
 
 
 def _check_folder(folder: Path) -> None:

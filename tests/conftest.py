@@ -76,7 +76,7 @@ def sample_shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _no_user_profiles_left() -> Iterator[None]:
     """`--profiles FILE` loads user profiles for the rest of the process; each test starts and
     ends without them, as a fresh `trajbench` command does."""
-    from traces.profiles import clear_profile_files
+    from traces.profiles.registry import clear_profile_files
 
     clear_profile_files()
     yield

@@ -18,7 +18,7 @@ import cli
 import jobs
 import traces
 from replay import ResultSummary, RunConfig, RunInfo, Slo, event_loop
-from replay.records import Record, read_records
+from replay.results.records import Record, read_records
 from replay.sim import embedded_config
 
 RUN_KEYS = (
@@ -217,7 +217,7 @@ def test_a_run_replayed_from_its_run_json_has_the_same_options(
     assert was.simulator is not None and (was.simulator.seed, was.simulator.replicas) == (3, 2)
     assert was.simulator.oracle_repeats == 5  # 20 instances of 4 trajectories: every repeat is answered
     assert was.api_key_given and "sk-never-written" not in (first / "run.json").read_text()
-    assert was.event_loop == event_loop()  # the loop the CLI ran the replay on (replay.loops)
+    assert was.event_loop == event_loop()  # the loop the CLI ran the replay on (replay.client.eventloop)
     # the SLOs are recorded and judge goodput (generous limits: every turn of the simulator meets them)
     assert was.slo == Slo(60000.0, 1000.0, 3600.0)
     ours = ResultSummary.read(first).trajbench

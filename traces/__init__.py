@@ -8,55 +8,71 @@ so they load on first use.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .build import BuildOptions, BuildResult, build_shards
 from .canonical import MessagesHasher, canonical_json, content_line, messages_sha256, sha256_file, sha256_text
 from .contract import ContractError, JsonFile, from_json, to_json
 from .distribution import PERCENTILES, Distribution, distribution, pct_key, percentiles
 from .errors import ShardError, TraceError, TraceFormatError, TraceValidationErrors, error_count, error_lines
-from .export import ExportResult, export_jsonl, export_shards
-from .formats import FORMATS, Format
-from .io import iter_json_objects, iter_lines
-from .layout import MANIFEST, STATS_FILE
-from .manifest import FORMAT_VERSION, InstanceEntry, Manifest
+from .formats import FORMATS, Format, read_sources, validate_sources
+from .inputs import iter_json_objects, iter_lines
+from .lazy import lazy_getattr
 from .model import Row, Trajectory, content_text, domain_of
 from .outdir import check_writable, make_dir
-from .profilefile import check_profile, profile_text, read_profile_file, write_profile_file
 from .profiles import (
     PROFILES_ENV,
     Profile,
     ProfileError,
     Thresholds,
     add_profile_files,
+    check_profile,
     get_profile,
     profile_from,
+    profile_text,
     profiles,
+    read_profile_file,
+    write_profile_file,
 )
 from .progress import PLAIN_SECONDS, PROGRESS_MODES, PROGRESS_SECONDS_ENV, Progress, plain_seconds
-from .prompts import PromptBuilder, wire_messages
 from .publish import REGISTRY_ENV, HashRegistry, Release, publish, registered_hash, registry_path
-from .request import request_body
-from .salt import SALT_MODES, Salt, make_salt
-from .shards import Instance, Shards, TurnPrompt, TurnRow, iter_prompts, logical_id, salt_for
-from .show import shards_profile, turn_body
+from .requests import SALT_MODES, PromptBuilder, Salt, make_salt, request_body, wire_messages
+from .shards import (
+    FORMAT_VERSION,
+    MANIFEST,
+    STATS_FILE,
+    BuildOptions,
+    BuildResult,
+    ExportResult,
+    Instance,
+    InstanceEntry,
+    Manifest,
+    Shards,
+    TurnPrompt,
+    TurnRow,
+    Verification,
+    build_shards,
+    export_jsonl,
+    export_shards,
+    iter_prompts,
+    logical_id,
+    salt_for,
+    shards_profile,
+    turn_body,
+    verify_shards,
+)
 from .sizes import format_size, parse_size
-from .sources import read_sources, validate_sources
-from .verify import Verification, verify_shards
 from .version import __version__
 
 if TYPE_CHECKING:
     from .cards import check_card, parse_card, write_card
 
-_LAZY = {"check_card": ".cards", "parse_card": ".cards", "write_card": ".cards"}
+_LAZY = {
+    "check_card": ".cards",
+    "parse_card": ".cards",
+    "write_card": ".cards",
+}
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        from importlib import import_module
-
-        return getattr(import_module(_LAZY[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [

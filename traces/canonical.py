@@ -55,7 +55,7 @@ def content_line(row: dict[str, Any]) -> bytes:
     """One shard row's share of a dataset's content hash: its canonical JSON and a newline.
 
     The content hash is the sha256 of these lines for every row in instance order; the build
-    computes it and `traces.verify` recomputes it with this same function, so the two cannot
+    computes it and `traces.shards.verify` recomputes it with this same function, so the two cannot
     drift apart.
     """
     return canonical_json(row).encode("utf-8") + b"\n"

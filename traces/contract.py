@@ -105,7 +105,10 @@ def _convert(tp: Any, data: Any, where: str) -> Any:
                 values[f.name] = _convert(hints[f.name], data[f.name], _at(where, f.name))
             elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise ContractError(f"{where + ': ' if where else ''}the field {f.name!r} is missing")
-        return tp(**values)
+        try:
+            return tp(**values)
+        except ValueError as exc:  # the class's own check of its values (__post_init__)
+            raise ContractError(f"{where + ': ' if where else ''}{exc}") from None
     if isinstance(tp, type) and issubclass(tp, tuple) and hasattr(tp, "_fields"):  # NamedTuple
         hints = get_type_hints(tp)
         if not isinstance(data, list) or len(data) != len(tp._fields):

@@ -7,6 +7,8 @@ message alone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class TraceError(Exception):
     """Base error of the traces package; `cli.main` prints it as `Error: …` with exit code 1."""
@@ -89,3 +91,7 @@ class TraceValidationErrors(TraceError):
 
 class ShardError(TraceError):
     """A shard folder that is missing, incomplete or does not match its manifest."""
+
+
+#: Where a reader reports each violation it finds (collected, so `traces validate` lists them all).
+ErrorSink = Callable[[TraceFormatError], None]

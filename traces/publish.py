@@ -27,14 +27,10 @@ from typing import Any
 
 from .contract import ContractError, from_json, to_json
 from .errors import TraceError
-from .layout import MANIFEST
 from .outdir import check_writable, unwritable
-from .profilefile import profile_text
-from .profiles import Profile
+from .profiles import Profile, profile_text
 from .progress import Progress
-from .shards import Shards
-from .show import uses_tokenizer
-from .verify import verify_shards
+from .shards import MANIFEST, Shards, uses_tokenizer, verify_shards
 
 #: The user registry file every command reads when no --registry is given.
 REGISTRY_ENV = "TRAJBENCH_REGISTRY"

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 from .analysis import CacheOptions, CacheResult, SweepCacheResult, analyse_cache, analyse_run, analyse_sweep
-from .model import CAUSES, RULES, CacheAnalysis, CacheTurn, CauseTotal
+from .model import CAUSES, CHARTS, RULES, SWEEP_CHART, CacheAnalysis, CacheTurn, CauseTotal
 from .table import cause_table, warnings
 
 __all__ = [
     "CAUSES",
+    "CHARTS",
     "RULES",
+    "SWEEP_CHART",
     "CacheAnalysis",
     "CacheOptions",
     "CacheResult",

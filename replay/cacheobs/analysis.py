@@ -19,11 +19,9 @@ import pyarrow.parquet as pq
 import traces
 from traces.tokenizers import ChatTokenizer, load_tokenizer
 
+from ..engine import CacheMetrics
 from ..errors import ReplayError
-from ..layout import CACHE_TURNS_FILE, RUN_FILE
-from ..promscrape import CacheMetrics
-from ..records import Record, read_records
-from ..runinfo import RunInfo, read_run_info
+from ..results import CACHE_TURNS_FILE, RUN_FILE, Record, RunInfo, read_records, read_run_info
 from .causes import attribute, count_mismatch, drift_evidence, infer_block_size
 from .drift import UNCHECKED, Coverage, TemplateCheck, read_template_check
 from .ideal import PromptTexts, StoredAs, ideal_prefixes
@@ -315,8 +313,9 @@ def analyse_sweep(
 ) -> SweepCacheResult:
     """Analyse every finished point of a sweep folder (each into its run folder, or `out/<point>`)
     and chart the hit rate against concurrency."""
-    from ..sweep import SweepPlan
-    from .plots import SWEEP_CHART, sweep_chart
+    from ..results import SweepPlan
+    from .model import SWEEP_CHART
+    from .plots import sweep_chart
 
     folder = Path(sweep_dir)
     try:

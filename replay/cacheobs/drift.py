@@ -19,8 +19,8 @@ import orjson
 
 import traces
 
+from ..engine import TemplateParity
 from ..errors import ReplayError
-from ..template_parity import TemplateParity
 
 #: Where the fix for a bad file is explained.
 _HOW = "run `trajbench traces check-template SHARDS --endpoint URL --json FILE` on the shards the run replayed"

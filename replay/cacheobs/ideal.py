@@ -23,12 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import traces
-from traces.tokenizers import ChatTokenizer
-from traces.tokenizers.counting import Tally
+from traces.tokenizers import ChatTokenizer, Tally
 
 from ..errors import ReplayError
-from ..records import Record
-from ..scheduler import max_stored_repeat
+from ..loop import max_stored_repeat
+from ..results import Record
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import pyarrow as pa
 
 import traces
 
-from ..layout import CACHE_ANALYSIS_FILE
+from ..results import CACHE_ANALYSIS_FILE
 
 #: The causes in precedence order (the first whose rule holds is the turn's); `none` is a turn
 #: whose server-reported cached tokens reach its ideal.
@@ -40,6 +40,10 @@ RULES = {
     "or another vocabulary), so the deficit, counted in the client's tokens, is not exact",
     "unexplained": "none of the rules above holds",
 }
+
+#: The charts `analyze cache` draws into a run folder, and into a sweep folder.
+CHARTS = ("cache_deficit_by_cause.png", "cache_hit_vs_delay.png", "cache_hit_vs_isl.png")
+SWEEP_CHART = "cache_deficit_vs_concurrency.png"
 
 
 @dataclass(frozen=True)

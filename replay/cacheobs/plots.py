@@ -9,10 +9,7 @@ from pathlib import Path
 
 from traces.png import concurrency_axis, plt, save_png, token_axis
 
-from .model import CAUSES, CacheAnalysis, CacheTurn
-
-CHARTS = ("cache_deficit_by_cause.png", "cache_hit_vs_delay.png", "cache_hit_vs_isl.png")
-SWEEP_CHART = "cache_deficit_vs_concurrency.png"
+from .model import CAUSES, CHARTS, CacheAnalysis, CacheTurn
 
 
 def _by_cause(a: CacheAnalysis, path: Path) -> Path:

@@ -38,10 +38,8 @@ from typing import Any
 import httpx
 import numpy as np
 
-from ..client import StreamClient
+from ..client import FastTransport, StreamClient, event_loop, frozen_heap, run_loop
 from ..errors import ReplayError
-from ..loops import event_loop, frozen_heap, run_loop
-from ..transport import FastTransport
 
 _ABENCH_DRIVER = Path(__file__).with_name("abench_driver.py")
 _BODY_BASE = {

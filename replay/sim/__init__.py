@@ -8,12 +8,15 @@ without importing it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from traces.lazy import lazy_getattr
 
 from .config import (
     FAULT_KINDS,
     FINGERPRINT,
     OPTIONS,
+    PREFLIGHT_HEADER,
     SIM_HEADER,
     SimConfig,
     SimConfigError,
@@ -23,6 +26,7 @@ from .config import (
     describe,
     embedded_config,
 )
+from .errors import SimError
 
 if TYPE_CHECKING:
     from .embedded import SimHandle, SimulatorStartError, start_simulator
@@ -41,13 +45,7 @@ _LAZY = {
     "start_simulator": ".embedded",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        from importlib import import_module
-
-        return getattr(import_module(_LAZY[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [
@@ -55,10 +53,12 @@ __all__ = [
     "FAULT_KINDS",
     "FINGERPRINT",
     "OPTIONS",
+    "PREFLIGHT_HEADER",
     "SIM_HEADER",
     "TIMESTAMPS_HEADER",
     "SimConfig",
     "SimConfigError",
+    "SimError",
     "SimHandle",
     "Simulator",
     "SimulatorStartError",

@@ -12,9 +12,9 @@ import argparse
 import json
 import sys
 
-from ..errors import ReplayError
 from . import lifeline
 from .config import OPTIONS, config_from_options
+from .errors import SimError
 from .server import serve
 
 
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> None:
             print(json.dumps({"base_url": base_url, "simulated": True}), flush=True)
 
         serve(config, host, port, ready)
-    except ReplayError as exc:
+    except SimError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         sys.exit(1)
 

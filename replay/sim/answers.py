@@ -18,8 +18,8 @@ from typing import Any
 
 from traces import Shards, TraceError, canonical_json, iter_prompts, messages_sha256, salt_for
 
-from ..errors import ReplayError
 from .config import SimConfig
+from .errors import SimError
 from .tokens import SimTokenizer, Tokens
 
 REASONING, CONTENT, TOOL_NAME, TOOL_ARGS = range(4)
@@ -32,7 +32,7 @@ _WORDS = (
 ).split()
 
 
-class OracleMiss(ReplayError):
+class OracleMiss(SimError):
     """The oracle has no recorded answer for a prompt."""
 
 
@@ -181,7 +181,7 @@ class OracleAnswers:
         try:
             shards = Shards(config.shards or "")
         except TraceError as exc:
-            raise ReplayError(f"--answers oracle: {exc}") from None
+            raise SimError(f"--answers oracle: {exc}") from None
         self.table: dict[str, str | None] = {}
         seen: set[str] = set()
         for inst in shards:

@@ -13,7 +13,7 @@ from typing import Any
 
 from traces import format_size, parse_size
 
-from ..errors import ReplayError
+from .errors import SimError
 
 ANSWER_MODES = ("synthetic", "oracle")
 ROUTERS = ("affinity", "round-robin", "least-loaded")
@@ -24,9 +24,12 @@ FAULT_KINDS = ("500", "429", "reset", "midstream", "error-object", "malformed", 
 #: and the models list, and `"simulated": true` in /health.
 FINGERPRINT = "trajbench-sim"
 SIM_HEADER = "X-Simulated"
+#: Carried by the client's preflight request only, so a server's logs can tell it apart from a
+#: run's turns; the simulator answers it without faults.
+PREFLIGHT_HEADER = "X-Trajbench-Preflight"
 
 
-class SimConfigError(ReplayError):
+class SimConfigError(SimError, ValueError):
     """A simulator option is out of range or inconsistent."""
 
 

@@ -27,12 +27,12 @@ from typing import IO, Any
 
 import httpx
 
-from ..errors import ReplayError
 from .config import SimConfig, config_from_options, config_to_args
+from .errors import SimError
 from .metrics import parse_metrics
 
 
-class SimulatorStartError(ReplayError):
+class SimulatorStartError(SimError):
     """The simulator child process did not come up."""
 
 

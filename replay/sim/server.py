@@ -27,12 +27,11 @@ from aiohttp import web
 
 from traces import TraceError
 
-from ..config import PREFLIGHT_HEADER
-from ..errors import ReplayError
 from . import lifeline, wire
 from .answers import Answer, OracleAnswers, OracleMiss, Plan, SyntheticAnswers, plan
-from .config import FINGERPRINT, SIM_HEADER, SimConfig
+from .config import FINGERPRINT, PREFLIGHT_HEADER, SIM_HEADER, SimConfig
 from .engine import Replica, SimRequest
+from .errors import SimError
 from .faults import FAULT_HEADER, UnknownFault, pick_fault
 from .metrics import metrics_text
 from .router import Router
@@ -345,7 +344,7 @@ def serve(
             if exc.errno == errno.EADDRINUSE
             else "check --host and --port"
         )
-        raise ReplayError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; {hint}") from None
+        raise SimError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; {hint}") from None
     url_host = f"[{host}]" if ":" in host else host
     base_url = f"http://{url_host}:{sock.getsockname()[1]}"
     # A short shutdown grace: a stalled or long stream must not hold the process for a minute.

@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from replay.calibrate import Paced, calibrate, format_rows, layout_line, rows_to_json
-from replay.loops import event_loop
+from replay.client.eventloop import event_loop
 
 
 def main() -> None:

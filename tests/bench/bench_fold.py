@@ -1,4 +1,4 @@
-"""The SSE fold's cost per chunk (prints figures, asserts nothing): `replay.sse.ChatStream.feed`
+"""The SSE fold's cost per chunk (prints figures, asserts nothing): `replay.client.sse.ChatStream.feed`
 alone, no socket, for the shapes a server streams: a tool call's argument pieces and plain
 content, one event per read (a paced engine), two (a client keeping up with a saturating server),
 eight (a client that fell behind) and a whole answer in one read; content as vLLM and SGLang
@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 
-from replay.sse import ChatStream
+from replay.client.sse import ChatStream
 
 CMD = "tests/bench/bench_fold.py"
 

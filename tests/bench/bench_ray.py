@@ -35,7 +35,7 @@ import traces
 from replay.calibrate.run import _Server
 from replay.calibrate.server import STAMP_DIGITS as STAMP
 from replay.config import RunConfig
-from replay.records import read_records
+from replay.results.records import read_records
 from replay.run import run_replay
 
 ROOT = Path(__file__).resolve().parents[2]

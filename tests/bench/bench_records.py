@@ -25,8 +25,8 @@ import zstandard
 
 import traces
 from replay.config import RunConfig
-from replay.records import _LEVEL as ZSTD_LEVEL
-from replay.records import Record, read_records, record_to_json, records_path
+from replay.results.records import _LEVEL as ZSTD_LEVEL
+from replay.results.records import Record, read_records, record_to_json, records_path
 from replay.run import run_replay
 from replay.sim import SimConfig, start_simulator
 

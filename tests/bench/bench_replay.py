@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 import traces
-from replay.client import StreamResult
+from replay.client.stream import StreamResult
 from replay.config import RunConfig
-from replay.records import read_records
+from replay.results.records import read_records
 from replay.run import run_replay
 from replay.sim import SimConfig, start_simulator
 

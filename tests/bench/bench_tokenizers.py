@@ -19,7 +19,7 @@ from pathlib import Path
 import benchdata
 
 from traces import BuildOptions, read_sources
-from traces.build import instance_rows
+from traces.shards.build import instance_rows
 from traces.tokenizers import load_tokenizer
 
 

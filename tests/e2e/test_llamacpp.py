@@ -30,8 +30,8 @@ import pytest
 
 import traces
 from eval import check_submission, osl_gate, score_run
-from replay.records import Record, e2e_ns, read_records, ttft_ns
-from replay.runinfo import read_run_info
+from replay.results.records import Record, e2e_ns, read_records, ttft_ns
+from replay.results.runinfo import read_run_info
 
 pytestmark = [pytest.mark.engine, pytest.mark.timeout(900)]
 

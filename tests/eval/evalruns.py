@@ -17,7 +17,7 @@ from typing import Any
 
 import traces
 from replay import RunConfig, RunInfo
-from replay.records import Record, RecordWriter
+from replay.results.records import Record, RecordWriter
 
 
 class _Count:

@@ -66,7 +66,7 @@ def test_injected_shards_with_a_new_content_hash_are_not_the_official_dataset(sh
 
 
 def _rows_hash(folder: Path) -> str:
-    from traces.verify import content_hash_of
+    from traces.shards.verify import content_hash_of
 
     return content_hash_of(traces.Shards(folder))
 

@@ -14,7 +14,7 @@ from evalruns import perfect, record, write_run
 
 import traces
 from eval.rundir import partial_run
-from replay.summary import write_results
+from replay.results.summary import write_results
 
 WARNING = "Warning: {run} is a partial run: "
 

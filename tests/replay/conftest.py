@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
+from itertools import count
+from pathlib import Path
 from typing import Any
 
 import pytest
+from reliability_helpers import build_shards
 
 from replay.sim import SimConfig, SimHandle, start_simulator
 
@@ -47,3 +50,10 @@ def start_sim() -> Iterator[Callable[..., SimHandle]]:
 def sim_server(start_sim: Callable[..., SimHandle], request: pytest.FixtureRequest) -> str:
     options = getattr(request, "param", None) or {}
     return start_sim(**{**ZERO_LATENCY, **options}).base_url
+
+
+@pytest.fixture
+def make_shards(tmp_path: Path) -> Callable[..., Path]:
+    """`make_shards({"t1": [0.0, 0.0]})`: built shards, one user turn per delay (tests/replay/reliability)."""
+    names = count()
+    return lambda trajectories, name=None: build_shards(tmp_path, trajectories, name or f"s{next(names)}")

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from replay import ResponseLimits, RunInfo
-from replay.runinfo import DatasetRef, Preflight, ShardCheck
+from replay.results.runinfo import DatasetRef, Preflight, ShardCheck
 
 
 def run_info(*, content_hash: str = "abc123", **over: Any) -> RunInfo:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from replay.sse import ChatStream, Event, SSEParser
+from replay.client.sse import ChatStream, Event, SSEParser
 
 
 def parse_sse(data: bytes) -> list[Event]:

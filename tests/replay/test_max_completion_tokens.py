@@ -12,8 +12,8 @@ from loopback_server import LoopbackServer
 import traces
 from replay import ReplayError
 from replay.config import RunConfig
+from replay.results.runinfo import read_run_info
 from replay.run import run_replay
-from replay.runinfo import read_run_info
 
 SAMPLE = Path(__file__).resolve().parents[2] / "traces" / "data" / "sample.jsonl"
 

@@ -15,7 +15,7 @@ from reference_rules import expected_requests, read_rows, top_level_spans
 
 import traces
 from replay.config import RunConfig
-from replay.records import read_records
+from replay.results.records import read_records
 from replay.run import run_replay
 
 #: Keys deliberately out of alphabetical order at every level, and a late change of tools.

@@ -21,10 +21,10 @@ from loopback_server import LoopbackServer, Reply, session_of, write_traces
 import traces
 from replay import ReplayError
 from replay.config import RunConfig
-from replay.records import read_records
+from replay.results.records import read_records
+from replay.results.runinfo import read_run_info
 from replay.run import run_replay
-from replay.runinfo import read_run_info
-from traces.show import turn_body
+from traces.shards.show import turn_body
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,7 +14,7 @@ from loopback_server import LoopbackServer, Reply
 from cli import cli
 from replay.config import RunConfig
 from replay.errors import ReplayError
-from replay.records import records_path
+from replay.results.records import records_path
 from replay.sweep import parse_concurrencies, run_sweep
 
 

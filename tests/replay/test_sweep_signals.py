@@ -17,7 +17,7 @@ from loopback_server import LoopbackServer, Reply
 
 from replay.config import RunConfig
 from replay.errors import ReplayError
-from replay.records import read_records
+from replay.results.records import read_records
 from replay.sweep import run_sweep
 
 #: ~0.25 s per turn: 10 tokens at 25 ms a step, every answer the same length.
@@ -76,7 +76,7 @@ def test_a_resumed_sweep_reruns_the_interrupted_point(sample_shards: Path, tmp_p
 
 
 def test_the_report_leaves_out_an_interrupted_point(sample_shards: Path, tmp_path: Path) -> None:
-    from replay.points import run_dirs
+    from replay.report.points import run_dirs
 
     out = tmp_path / "sweep"
     done = interrupt_when(_sweep_args(sample_shards, out), lambda: _records(out / "c0001") >= 2, signal.SIGTERM)

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 import traces
 from cli import cli
-from traces.cards import check_card, parse_card, write_card
+from traces.cards.card import check_card, parse_card, write_card
 
 ROOT = Path(__file__).resolve().parents[2]
 CARDS_DIR = ROOT / "data_cards"

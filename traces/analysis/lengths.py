@@ -14,7 +14,7 @@ from typing import Any
 
 from ..canonical import canonical_json
 from ..distribution import distribution
-from ..prompts import wire_messages
+from ..requests import wire_messages
 
 _PCTS = (50, 90, 99)
 

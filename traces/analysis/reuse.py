@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from ..canonical import canonical_json
 from ..errors import TraceError
-from ..salt import make_salt
+from ..requests import make_salt
 from ..shards import Instance, Shards, iter_prompts
 
 #: Encodes one segment's text into units; `len` of the result is its unit count.

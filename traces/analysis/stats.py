@@ -22,7 +22,7 @@ from ..contract import to_json
 from ..errors import TraceError
 from ..parallel import check_jobs, ordered_map
 from ..progress import Progress
-from ..salt import SALT_MODES
+from ..requests import SALT_MODES
 from ..shards import Shards
 from .cache import ideal_reuse, lru_curve
 from .lengths import Facts, TurnLengths, domain_tables, growth

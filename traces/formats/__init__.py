@@ -1,94 +1,28 @@
 """Input formats: each module turns one kind of agent trace into validated `Trajectory` objects.
 
-`FORMATS` is a plain registry (surfaced as `--format` choices); every reader has the signature
-`read(path, sink) -> Iterator[Trajectory]`, reports violations to `sink` and skips the bad
-conversation, so one call can list every error of a file.
-
-The formats `traces export` writes have a record codec: `to_records(trajectory)` gives the lines
-to write and `from_records(records, path, sink)` reads them back the way the reader would, so an
-export can count what the format could not hold (docs/dataset-format.md, "Export"). The others
-say why they are read only.
+`FORMATS` is the registry (`--format` choices); every reader reports violations to a sink and
+skips the bad conversation, so one pass lists every error of a file. `read_sources` reads every
+trajectory of a list of inputs with the rules that span files; `build_trajectory` is the one
+validation every format's rows go through (docs/dataset-format.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from .mini_swe_agent import BASH_TOOL
+from .mlperf_jsonl import row_to_flat
+from .mlperf_jsonl import write as write_mlperf_jsonl
+from .registry import FORMATS, Format
+from .sources import read_sources, validate_sources
+from .validate import FlatRow, build_trajectory
 
-from ..model import Trajectory
-from ..validate import ErrorSink
-from . import atif, mini_swe_agent, mlperf_jsonl, openai_messages, snapshots, workflow
-
-Reader = Callable[[str, ErrorSink], Iterator[Trajectory]]
-FilesReader = Callable[[Sequence[str], ErrorSink], Iterator[Trajectory]]
-Writer = Callable[[Iterable[Trajectory], str], int]
-ToRecords = Callable[[Trajectory], list[dict[str, Any]]]
-FromRecords = Callable[[list[dict[str, Any]], str, ErrorSink], Trajectory | None]
-
-
-@dataclass(frozen=True)
-class Format:
-    """A format's name, what it is, its reader and writer. `read_files`, when a format has one,
-    reads the files of one input as one sequence of records: a format whose conversations span
-    several records (one per message) needs it for tables saved in shards. `to_records` and
-    `from_records` are its export codec; `read_only` says why a format has none."""
-
-    name: str
-    description: str
-    read: Reader
-    write: Writer | None = None
-    read_files: FilesReader | None = None
-    to_records: ToRecords | None = None
-    from_records: FromRecords | None = None
-    read_only: str | None = None
-
-
-FORMATS: dict[str, Format] = {
-    "mlperf-jsonl": Format(
-        "mlperf-jsonl",
-        "official flat rows, one message per line (.jsonl or .jsonl.zst)",
-        mlperf_jsonl.read,
-        mlperf_jsonl.write,
-        mlperf_jsonl.read_files,
-        mlperf_jsonl.to_records,
-        mlperf_jsonl.from_records,
-    ),
-    "snapshots": Format(
-        "snapshots",
-        "cumulative OpenAI-messages snapshots per conversation (the last one is kept)",
-        snapshots.read,
-        read_only="it is the dump form of the workflow simulations (many growing checkpoints per "
-        "conversation, read back sorted by id); openai-messages holds the same final conversations",
-    ),
-    "mini-swe-agent": Format(
-        "mini-swe-agent",
-        "mini-swe-agent trajectory JSON (trajectory_format mini-swe-agent-1.x), e.g. DeepSWE",
-        mini_swe_agent.read,
-        read_only="a mini-swe-agent trajectory has one bash tool and message timestamps, not tool "
-        "lists and delays, so writing one would make up data",
-    ),
-    "atif": Format(
-        "atif",
-        "Harbor's Agent Trajectory Interchange Format (schema_version ATIF-v1.x)",
-        atif.read,
-        read_only="ATIF records no tool definitions and step timestamps rather than delays, so "
-        "writing it would make up data",
-    ),
-    "workflow": Format(
-        "workflow",
-        "customer-support workflow records (data_cards/workflow-format.md), read and write",
-        workflow.read,
-        workflow.write,
-        to_records=workflow.to_records,
-        from_records=workflow.from_records,
-    ),
-    "openai-messages": Format(
-        "openai-messages",
-        "generic JSONL, one {messages, tools} conversation per line",
-        openai_messages.read,
-        openai_messages.write,
-        to_records=openai_messages.to_records,
-        from_records=openai_messages.from_records,
-    ),
-}
+__all__ = [
+    "BASH_TOOL",
+    "FORMATS",
+    "FlatRow",
+    "Format",
+    "build_trajectory",
+    "read_sources",
+    "row_to_flat",
+    "validate_sources",
+    "write_mlperf_jsonl",
+]

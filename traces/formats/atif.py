@@ -32,9 +32,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from ..errors import TraceFormatError
+from ..errors import ErrorSink, TraceFormatError
 from ..model import Trajectory
-from ..validate import ErrorSink
 from .mini_swe_agent import BASH_TOOL, bash_call, text_actions
 from .openai_messages import iter_records, messages_trajectory, text_content
 

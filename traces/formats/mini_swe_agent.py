@@ -30,9 +30,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import TraceFormatError
+from ..errors import ErrorSink, TraceFormatError
 from ..model import Trajectory
-from ..validate import ErrorSink
 from .openai_messages import derived_id, iter_records, messages_trajectory, text_content
 
 #: mini-swe-agent's bash tool, as its tool-calling models declare it.

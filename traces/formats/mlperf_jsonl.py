@@ -1,7 +1,7 @@
 """`mlperf-jsonl`: the official flat format (docs/dataset-format.md), one message per line, read and write.
 
 The same rows are read from a Parquet or Arrow table with one row per message and the fields as
-columns (`traces.tabular`), also from a table saved in several files (`read_files`). Reading
+columns (`traces.inputs.tabular`), also from a table saved in several files (`read_files`). Reading
 streams the file and validates one conversation at a time, so memory follows the largest
 trajectory. Writing puts `system` and `tools` on the first user row only (the layout of the
 reference's published examples) and keeps every extra field a row came with.
@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from ..errors import TraceFormatError
-from ..io import write_json_lines
+from ..errors import ErrorSink, TraceFormatError
+from ..inputs import iter_objects, write_json_lines
 from ..model import Row, Trajectory
-from ..records import iter_objects
-from ..validate import ErrorSink, FlatRow, build_trajectory, is_printable_ascii
+from .validate import FlatRow, build_trajectory, is_printable_ascii
 
 
 def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:

@@ -3,7 +3,7 @@
 A line is `{"messages": [...], "tools": [...]}` with OpenAI chat messages; the id is the line's
 `conversation_id` (else `id`, else `<file stem>-L<line>`). A `.json` file may instead hold one such
 object or an array of them, and a Parquet or Arrow table one per row (a `messages` column of
-message structs or JSON text, `tools` likewise; `traces.tabular`).
+message structs or JSON text, `tools` likewise; `traces.inputs.tabular`).
 
 `convert_messages` is the one mapping from OpenAI messages to official flat rows (docs/dataset-format.md) that the
 message-based formats (snapshots, workflow, mini-swe-agent) share:
@@ -34,11 +34,10 @@ from typing import Any
 
 import orjson
 
-from ..errors import TraceFormatError
-from ..io import read_bytes, write_json_lines
+from ..errors import ErrorSink, TraceFormatError
+from ..inputs import is_table, iter_objects, read_bytes, write_json_lines
 from ..model import Row, Trajectory, content_text
-from ..records import is_table, iter_objects
-from ..validate import ErrorSink, FlatRow, build_trajectory
+from .validate import FlatRow, build_trajectory
 
 #: Message keys copied onto flat rows; everything else in a message is dropped.
 _KEPT = ("name", "delay_seconds", "intent_codes")
@@ -61,7 +60,7 @@ def is_json_document(path: str) -> bool:
 
 def iter_records(path: str, sink: ErrorSink) -> Iterator[Record]:
     """(line or None, JSON path prefix, object) of every record of a `.json` or JSONL file, or
-    (row, "", object) of every row of a Parquet or Arrow table (`traces.tabular`)."""
+    (row, "", object) of every row of a Parquet or Arrow table (`traces.inputs.tabular`)."""
     if is_table(path):
         for row, obj in iter_objects(path, sink):
             yield row, "", obj

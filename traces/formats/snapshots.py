@@ -18,10 +18,10 @@ from collections.abc import Iterator
 
 import orjson
 
-from ..errors import TraceFormatError
+from ..errors import ErrorSink, TraceFormatError
 from ..model import Trajectory
-from ..validate import ErrorSink, is_printable_ascii
 from .openai_messages import iter_records, messages_trajectory
+from .validate import is_printable_ascii
 
 
 def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:

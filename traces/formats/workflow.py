@@ -19,10 +19,9 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..canonical import canonical_json
-from ..errors import TraceError, TraceFormatError
-from ..io import write_json_lines
+from ..errors import ErrorSink, TraceError, TraceFormatError
+from ..inputs import write_json_lines
 from ..model import WORKFLOW_ID, Trajectory
-from ..validate import ErrorSink
 from .openai_messages import iter_records, messages_trajectory, row_messages
 
 INTENT_CODE = re.compile(r"^I\d{3}$", re.IGNORECASE)

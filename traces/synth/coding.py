@@ -15,7 +15,7 @@ import json
 import random
 from bisect import bisect_right
 
-from ..formats.mini_swe_agent import BASH_TOOL
+from ..formats import BASH_TOOL
 from ..model import Row, Trajectory
 from .coding_text import Thought, kind_of, summary
 

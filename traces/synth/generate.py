@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..errors import TraceError
-from ..formats.mlperf_jsonl import write
+from ..formats import write_mlperf_jsonl as write
 from ..model import Trajectory
 from ..progress import Progress
 from .coding import coding_ids, coding_trajectory

@@ -10,6 +10,7 @@ local Hugging Face cache (`hf:ORG/NAME`, offline).
 from __future__ import annotations
 
 from .chat import RENDERER_VERSION, ChatPrompt, ChatTokenizer, TokenizerError
+from .counting import Tally
 from .registry import TOKENIZERS, TokenizerKind, load_tokenizer
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "TOKENIZERS",
     "ChatPrompt",
     "ChatTokenizer",
+    "Tally",
     "TokenizerError",
     "TokenizerKind",
     "load_tokenizer",

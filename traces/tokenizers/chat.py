@@ -1,4 +1,4 @@
-"""A tokenizer plus a chat-template renderer = the build's `TokenCounter` (traces.build).
+"""A tokenizer plus a chat-template renderer = the build's `TokenCounter` (traces.shards.build).
 
 A renderer turns one prompt's messages into the text a server would tokenize, one append at a
 time (`RenderSession`); `ChatTokenizer` counts that text with a `Tally`, so the ISL of turn t

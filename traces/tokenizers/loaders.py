@@ -1,5 +1,5 @@
 """Loading each kind of tokenizer from files on this machine; nothing is ever fetched (a Hub id
-is looked up in the local Hugging Face cache only, `traces.hubcache`).
+is looked up in the local Hugging Face cache only, `traces.inputs.hubcache`).
 
 Every loader fails with a `TokenizerError` that names the missing file and what to pass instead.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..errors import TraceError
-from ..hubcache import is_hub_id, snapshot
+from ..inputs import is_hub_id, snapshot
 from .chat import ChatTokenizer, TokenizerError
 from .jinja import TemplateRenderer, jinja_render
 from .quiet import quiet_backend_notice
@@ -210,7 +210,7 @@ def load_kimi(path: str, template_kwargs: dict[str, Any] | None = None) -> ChatT
 
 def hf_folder(path: str) -> tuple[Path, str]:
     """(folder, tokenizer name) of `hf:PATH`: a local model folder, else a Hub id `ORG/NAME[@REV]`
-    found offline in the local Hugging Face cache (`traces.hubcache`), never downloaded."""
+    found offline in the local Hugging Face cache (`traces.inputs.hubcache`), never downloaded."""
     folder = Path(path)
     if folder.is_dir():
         return folder, f"hf:{folder.name}"

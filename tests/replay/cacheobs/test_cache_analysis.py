@@ -94,7 +94,7 @@ def test_a_tokenizer_that_cannot_load_is_a_clear_error(affinity_run: Path, tmp_p
 def test_the_report_shows_a_run_folders_cache_analysis(affinity_run: Path, tmp_path: Path) -> None:
     import shutil
 
-    from replay.report import build_report
+    from replay.report.page import build_report
 
     run = tmp_path / "run"
     shutil.copytree(affinity_run, run, ignore=shutil.ignore_patterns("cache_*"))
@@ -136,7 +136,7 @@ def test_an_engine_that_counts_otherwise_is_told_not_hidden(
 ) -> None:
     from clirun import in_process
 
-    from replay.records import read_records
+    from replay.results.records import read_records
 
     # the simulator's own ~4-characters-per-token count, not the run's tokenizer; no replica header kept
     config = SimConfig(answers="synthetic", osl_mean=24, osl_cv=0.0, **ZERO)

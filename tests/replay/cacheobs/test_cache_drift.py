@@ -17,7 +17,7 @@ from template_server import template_server
 import replay
 import traces
 from replay import cacheobs
-from replay.template_parity import TemplateParity, check_template
+from replay.engine.template_parity import TemplateParity, check_template
 from traces.tokenizers import ChatTokenizer, load_tokenizer
 
 PROFILE = "qwen3.6-35b-a3b"

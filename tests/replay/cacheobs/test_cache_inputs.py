@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from replay.cacheobs.causes import attribute, count_mismatch, drift_evidence, infer_block_size
 from replay.cacheobs.drift import CheckedTurn, TemplateCheck
 from replay.cacheobs.ideal import common_prefix, stored_repeat
-from replay.promscrape import CacheMetrics, Scrape, cache_series
-from replay.records import Record, record_from_dict, record_line
+from replay.engine.promscrape import CacheMetrics, Scrape, cache_series
+from replay.results.records import Record, record_from_dict, record_line
 
 BASE = dict(
     instance_id="a",

@@ -14,7 +14,7 @@ from hostile import Conn, HostileServer, Request, answer, json_response
 from loopback_server import LoopbackServer, Reply
 from reliability_helpers import cli_in_process, cli_process, summary_of
 
-from replay.records import read_records
+from replay.results.records import read_records
 
 
 def _status(status: int, message: str) -> Callable[[Conn, Request, int], bool]:

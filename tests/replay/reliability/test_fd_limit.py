@@ -13,7 +13,7 @@ import pytest
 from loopback_server import LoopbackServer, Reply
 from reliability_helpers import ROOT, cli_command, summary_of
 
-from replay.limits import FD_MARGIN, fds_needed
+from replay.loop.limits import FD_MARGIN, fds_needed
 
 C = 160  # above the lowered soft limit below: every slot holds a socket at once
 

@@ -15,10 +15,10 @@ import pytest
 from hostile import DONE, END, FINISH, SSE_HEAD, Behave, Conn, HostileServer, Request, chunk, delta
 from reliability_helpers import cli_measured, summary_of
 
+from replay.client.sse import SSEParser
 from replay.config import ResponseLimits, RunConfig
-from replay.records import read_records
+from replay.results.records import read_records
 from replay.run import run_replay
-from replay.sse import SSEParser
 
 #: What a hostile server here sends at most: far more than the caps, bounded so that a broken
 #: client (the code before the caps) fails the test instead of exhausting a shared machine.

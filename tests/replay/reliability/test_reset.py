@@ -1,4 +1,4 @@
-"""A request is written at most once (replay.transport): a connection the server drops after the
+"""A request is written at most once (replay.client.transport): a connection the server drops after the
 request went out fails the turn as `reset`, with its time; only a kept-alive socket the server had
 closed before anything was written is replaced, silently. Real loopback servers that count."""
 
@@ -14,10 +14,10 @@ import httpx
 from hostile import Conn, HostileServer, Request, answer, reset_after
 from reliability_helpers import summary_of
 
+from replay.client.transport import FastTransport
 from replay.config import RunConfig
-from replay.records import read_records
+from replay.results.records import read_records
 from replay.run import run_replay
-from replay.transport import FastTransport
 
 
 def replay(shards: Path, out: Path, url: str, **kw: Any) -> Path:

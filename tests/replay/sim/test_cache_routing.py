@@ -12,7 +12,7 @@ from sim_http import complete
 
 from replay.sim import parse_metrics
 from traces import BuildOptions, Shards, build_shards, iter_prompts, logical_id, request_body, salt_for
-from traces.profiles import get_profile
+from traces.profiles.registry import get_profile
 
 ZERO = {"step_base_ms": 0.0, "prefill_ms_per_token": 0.0, "batch_ms_per_seq": 0.0}
 BLOCK = 16

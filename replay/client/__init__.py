@@ -1,0 +1,48 @@
+"""The HTTP client: one streamed chat turn over HTTP/1.1 (a fast transport under httpx's API,
+the SSE fold, the response caps) and the event loop it runs on. The transport loads on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from traces.lazy import lazy_getattr
+
+from .caps import DEFAULT_LIMITS, ResponseLimits, format_size
+
+if TYPE_CHECKING:
+    from .eventloop import current_loop, event_loop, frozen_heap, run_loop, watch_pipe
+    from .stream import CHAT_PATH, StreamClient, StreamResult, base_without_v1
+    from .transport import Connections, FastTransport
+
+_LAZY = {
+    "CHAT_PATH": ".stream",
+    "Connections": ".transport",
+    "FastTransport": ".transport",
+    "StreamClient": ".stream",
+    "StreamResult": ".stream",
+    "base_without_v1": ".stream",
+    "current_loop": ".eventloop",
+    "event_loop": ".eventloop",
+    "frozen_heap": ".eventloop",
+    "run_loop": ".eventloop",
+    "watch_pipe": ".eventloop",
+}
+__getattr__ = lazy_getattr(__name__, _LAZY)
+
+__all__ = [
+    "CHAT_PATH",
+    "DEFAULT_LIMITS",
+    "Connections",
+    "FastTransport",
+    "ResponseLimits",
+    "StreamClient",
+    "StreamResult",
+    "base_without_v1",
+    "current_loop",
+    "event_loop",
+    "format_size",
+    "frozen_heap",
+    "run_loop",
+    "watch_pipe",
+]

@@ -1,0 +1,378 @@
+"""The closed loop of one worker: its slots, each replaying trajectory instances turn by turn (docs/closed-loop.md).
+
+A slot asks its `Source` (the coordinator, in-process or across a pipe) for the next FIFO ordinal,
+rebuilds that instance's prompts from the shards (re-salted for cycles past the stored repeats),
+waits out each turn's recorded delay while holding the slot, sends the turn, waits for the whole
+answer and only then moves on, so a slot never has two requests in flight. A failed turn ends
+its instance: the rest of its turns are recorded as "aborted" without being sent, and the slot
+takes the next instance. Every turn becomes one `Record`, handed to `Source.emit` as it finishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+import traces
+from traces import Instance, Shards, TurnPrompt
+
+from ..client import DEFAULT_LIMITS, ResponseLimits, frozen_heap
+from ..results import Record
+
+if TYPE_CHECKING:
+    from ..client import StreamResult
+
+
+class Source(Protocol):
+    """What a worker's slots need from the coordinator."""
+
+    stop_event: asyncio.Event  # set when issuing must stop (window end with stop, or Ctrl-C)
+
+    async def next_instance(self, slot: int, finished: bool) -> int | None: ...
+
+    def emit(self, record: Record) -> None: ...
+
+
+class ChatClient(Protocol):
+    async def stream_chat(self, body: dict[str, Any], headers: dict[str, str], *, timeout_s: float) -> StreamResult: ...
+
+
+class AnswerCounter(Protocol):
+    """The part of a traces tokenizer the scheduler uses (client-side output tokens)."""
+
+    def output_tokens(self, message: dict[str, Any], *, structured: bool | None = None) -> int | None: ...
+
+
+@dataclass(frozen=True)
+class WorkerPlan:
+    """One worker's share of a run: picklable, so a process (or a remote) backend can ship it."""
+
+    worker: int
+    slots: tuple[int, ...]
+    shards: str
+    profile: str | traces.Profile  # a name, or the profile itself (a user profile reaches a spawned worker)
+    base_url: str
+    model: str | None = None
+    inject_delays: bool = True
+    turn_timeout: float = 600.0
+    headers: tuple[str, ...] = ("X-Session-ID",)
+    tokenizer: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    max_completion_tokens: int | None = None  # RunConfig's override of the profile's cap (not official)
+    limits: ResponseLimits = DEFAULT_LIMITS
+    reuse_connections: bool = True  # False when the preflight saw the server close sockets after answers
+    replica_header: str | None = None  # a response header whose value each record keeps
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One instance as a slot replays it: who, which repeat, which headers and salts."""
+
+    slot: int
+    logical: str
+    repeat: int
+    headers: dict[str, str]
+    salt_repeat: str
+    salt_conversation: str
+
+
+@dataclass(frozen=True)
+class InstanceRef:
+    """FIFO ordinal → shard instance, cycle and the repeat/logical id it is replayed as."""
+
+    ordinal: int
+    shard_index: int
+    cycle: int
+
+
+def resolve(ordinal: int, num_shard_instances: int) -> InstanceRef:
+    """docs/closed-loop.md FIFO: ordinal i replays shard instance i mod M in cycle i // M."""
+    return InstanceRef(ordinal, ordinal % num_shard_instances, ordinal // num_shard_instances)
+
+
+def max_stored_repeat(shards: Shards) -> int:
+    return max(entry.repeat for entry in shards.index)
+
+
+def instance_prompts(shards: Shards, instance: Instance, cycle: int) -> tuple[int, str, traces.Salt | None]:
+    """(repeat, logical id, salt override) of an instance replayed in `cycle`."""
+    if cycle == 0:
+        return instance.repeat, instance.instance_id, None
+    repeat = instance.repeat + cycle * max_stored_repeat(shards)
+    return (
+        repeat,
+        traces.logical_id(instance.trajectory_id, repeat),
+        traces.salt_for(shards, instance.trajectory_id, repeat),
+    )
+
+
+def session_headers(names: tuple[str, ...], logical: str) -> dict[str, str]:
+    """docs/requests.md: every named header carries the instance's logical id."""
+    return {name: logical for name in names}
+
+
+class Scheduler:
+    """Runs a worker's slots until the source has nothing left or issuing stops."""
+
+    def __init__(
+        self,
+        plan: WorkerPlan,
+        source: Source,
+        client: ChatClient,
+        *,
+        shards: Shards | None = None,
+        counter: AnswerCounter | None = None,
+        clock: Callable[[], int] = time.monotonic_ns,
+    ) -> None:
+        self.plan = plan
+        self.source = source
+        self.client = client
+        self.shards = shards if shards is not None else Shards(plan.shards)
+        self.counter = counter
+        self.profile = traces.get_profile(plan.profile) if isinstance(plan.profile, str) else plan.profile
+        self.active = 0  # requests in flight (live display)
+        self.waiting = 0  # slots waiting out a recorded delay (live display)
+        self._clock = clock
+        self._tasks: list[asyncio.Task[None]] = []
+        # Shards are read off the event loop so one large instance does not stall the other
+        # slots' streams (and their timestamps); one thread because ParquetFile is not shared-safe.
+        self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"shards-w{plan.worker}")
+
+    async def run(self) -> None:
+        """Run every slot to its end. A slot that raises (a bug, unreadable shards) stops the
+        worker: the other slots are cancelled (their turns in flight recorded) and it re-raises."""
+        with frozen_heap():
+            await self._run_slots()
+
+    async def _run_slots(self) -> None:
+        self._tasks = [asyncio.create_task(self._slot(s), name=f"slot-{s}") for s in self.plan.slots]
+        try:
+            try:
+                done, pending = await asyncio.wait(self._tasks, return_when=asyncio.FIRST_EXCEPTION)
+            except asyncio.CancelledError:  # our caller is going away: take the slots with us
+                self.cancel()
+                await asyncio.gather(*self._tasks, return_exceptions=True)
+                raise
+            failed = [t for t in done if not t.cancelled() and t.exception() is not None]
+            if failed:
+                self.source.stop_event.set()
+                for t in pending:
+                    t.cancel()
+                await asyncio.gather(*pending, return_exceptions=True)
+                raise failed[0].exception()  # type: ignore[misc]
+        finally:
+            self._reader.shutdown(wait=False)
+
+    def cancel(self) -> None:
+        """Cancel every slot now; a turn in flight is recorded as "cancelled"."""
+        for t in self._tasks:
+            t.cancel()
+
+    async def _slot(self, slot: int) -> None:
+        finished = False
+        while not self.source.stop_event.is_set():
+            ordinal = await self.source.next_instance(slot, finished)
+            if ordinal is None:
+                return
+            await self._run_instance(slot, resolve(ordinal, len(self.shards)))
+            finished = True
+
+    async def _run_instance(self, slot: int, ref: InstanceRef) -> None:
+        loop = asyncio.get_running_loop()
+        instance = await loop.run_in_executor(self._reader, self.shards.instance, ref.shard_index)
+        run, prompts = self._prepare(slot, ref, instance)
+        for k, prompt in enumerate(prompts):
+            delay = prompt.row.delay_seconds if self.plan.inject_delays else 0.0
+            if delay > 0 and not await self._wait_delay(delay):
+                return  # issuing stopped during the delay: the turn is never sent
+            if self.source.stop_event.is_set():
+                return
+            record = await self._send(run, prompt, delay)
+            self.source.emit(record)
+            if not record.ok:
+                self._abort_rest(run, prompts[k + 1 :], record)
+                return
+
+    def _prepare(self, slot: int, ref: InstanceRef, instance: Instance) -> tuple[_Run, list[TurnPrompt]]:
+        repeat, logical, salt = instance_prompts(self.shards, instance, ref.cycle)
+        first = instance.turns[0]
+        run = _Run(
+            slot,
+            logical,
+            repeat,
+            session_headers(self.plan.headers, logical),
+            salt.repeat if salt else first.salt_repeat,
+            salt.conversation if salt else first.salt_conversation,
+        )
+        return run, list(traces.iter_prompts(instance, salt=salt))
+
+    def lost_turns(
+        self, slot: int, ordinal: int, recorded: set[int], t_ns: int, why: str, *, abort_rest: bool
+    ) -> list[Record]:
+        """The records of an instance whose worker died (docs/ray.md), built where the coordinator
+        is: its first turn without a record (in flight, waiting out its delay, or finished but
+        its record lost with the worker) fails as `worker-lost`; the turns after it are aborted by
+        the failure rule (docs/closed-loop.md), unless issuing had already stopped (they would
+        never have been sent). `recorded`: the turn numbers whose records did arrive."""
+        ref = resolve(ordinal, len(self.shards))
+        run, prompts = self._prepare(slot, ref, self.shards.instance(ref.shard_index))
+        rest = [p for p in prompts if p.row.turn not in recorded]
+        if not rest:
+            return []
+        lost = self._record(run, rest[0], 0.0, t_send_ns=t_ns, error=("worker-lost", why))
+        out = [lost]
+        if abort_rest:
+            reason = f"not sent: turn {lost.turn} of {run.logical} failed (worker-lost)"
+            out += [self._record(run, p, 0.0, t_send_ns=t_ns, error=("aborted", reason)) for p in rest[1:]]
+        return out
+
+    async def _wait_delay(self, delay: float) -> bool:
+        """Hold the slot for `delay` s; False when issuing stopped meanwhile."""
+        self.waiting += 1
+        try:
+            await asyncio.wait_for(self.source.stop_event.wait(), delay)
+            return False
+        except TimeoutError:
+            return True
+        finally:
+            self.waiting -= 1
+
+    async def _send(self, run: _Run, prompt: TurnPrompt, delay: float) -> Record:
+        body = traces.request_body(
+            prompt.messages,
+            prompt.tools,
+            self.profile,
+            model=self.plan.model,
+            max_completion_tokens=self.plan.max_completion_tokens,
+        )
+        t_call = self._clock()
+        self.active += 1
+        try:
+            result = await self.client.stream_chat(body, dict(run.headers), timeout_s=self.plan.turn_timeout)
+        except asyncio.CancelledError:
+            self.source.emit(
+                self._record(
+                    run,
+                    prompt,
+                    delay,
+                    t_send_ns=t_call,
+                    error=("cancelled", "cancelled while in flight (run interrupted)"),
+                )
+            )
+            raise
+        finally:
+            self.active -= 1
+        client_tokens: tuple[int | None, int | None] = (None, None)
+        if self.counter is not None and result.error_kind is None:
+            # Tokenizing a long answer takes milliseconds: off the loop, so it cannot delay the
+            # other slots' chunk timestamps.
+            try:
+                client_tokens = await asyncio.get_running_loop().run_in_executor(
+                    self._reader, self._client_tokens, result
+                )
+            except asyncio.CancelledError:
+                self.source.emit(self._record(run, prompt, delay, result=result))  # the turn did finish
+                raise
+        return self._record(run, prompt, delay, result=result, client_tokens=client_tokens)
+
+    def _abort_rest(self, run: _Run, rest: list[TurnPrompt], failed: Record) -> None:
+        """docs/closed-loop.md: later prompts assume the recorded history, so the instance ends here; its
+        unsent turns are recorded as aborted so accuracy and failure counts see them."""
+        why = f"not sent: turn {failed.turn} of {run.logical} failed ({failed.error_kind})"
+        t = failed.t_last_ns if failed.t_last_ns is not None else failed.t_send_ns
+        for prompt in rest:
+            self.source.emit(self._record(run, prompt, 0.0, t_send_ns=t, error=("aborted", why)))
+
+    def _record(
+        self,
+        run: _Run,
+        prompt: TurnPrompt,
+        delay: float,
+        *,
+        result: StreamResult | None = None,
+        t_send_ns: int = 0,
+        error: tuple[str, str] | None = None,
+        client_tokens: tuple[int | None, int | None] = (None, None),
+    ) -> Record:
+        row = prompt.row
+        common: dict[str, Any] = dict(
+            instance_id=run.logical,
+            trajectory_id=row.trajectory_id,
+            repeat=run.repeat,
+            turn=row.turn,
+            client_turn_index=row.client_turn_index,
+            slot=run.slot,
+            worker=self.plan.worker,
+            prompt_sha256=prompt.sha256,
+            salt_repeat=run.salt_repeat,
+            salt_conversation=run.salt_conversation,
+            delay_s=delay,
+            in_window=True,  # provisional: the coordinator stamps the real flag
+            client_prompt_tokens=row.isl_tokens,
+        )
+        if result is None:
+            kind, message = error or ("cancelled", "")
+            return Record(
+                **common,
+                t_send_ns=t_send_ns,
+                t_first_ns=None,
+                t_last_ns=None,
+                chunk_ns=(),
+                content="",
+                reasoning="",
+                tool_calls=(),
+                finish_reason=None,
+                prompt_tokens=None,
+                completion_tokens=None,
+                cached_tokens=None,
+                client_output_tokens=None,
+                http_status=None,
+                error_kind=kind,
+                error_message=message,
+            )
+        usage = result.usage or {}
+        details = usage.get("prompt_tokens_details") or {}
+        return Record(
+            **common,
+            t_send_ns=result.t_send_ns,
+            t_first_ns=result.t_first_ns,
+            t_last_ns=result.t_last_ns,
+            chunk_ns=tuple(result.chunk_ns),
+            content=result.content,
+            reasoning=result.reasoning,
+            tool_calls=tuple(result.tool_calls),
+            finish_reason=result.finish_reason,
+            prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
+            completion_tokens=_int_or_none(usage.get("completion_tokens")),
+            cached_tokens=_int_or_none(details.get("cached_tokens") if isinstance(details, dict) else None),
+            client_output_tokens=client_tokens[0],
+            http_status=result.http_status,
+            error_kind=result.error_kind,
+            error_message=result.error_message,
+            first_chunk_chars=result.first_chars,
+            client_tokens_after_first=client_tokens[1],
+            replica=result.header_value,
+        )
+
+    def _client_tokens(self, result: StreamResult) -> tuple[int | None, int | None]:
+        """The answer's output tokens and those after its first chunk, counted as the reference
+        counts them (docs/metrics.md): an answer with reasoning or tool calls is counted through
+        the chat template, in both parts."""
+        assert self.counter is not None
+        whole = {
+            "content": result.content,
+            "reasoning_content": result.reasoning,
+            "tool_calls": list(result.tool_calls),
+        }
+        content, reasoning, calls = result.after_first
+        structured = bool(result.reasoning or result.tool_calls)
+        tail = {"content": content, "reasoning_content": reasoning, "tool_calls": list(calls)}
+        return self.counter.output_tokens(whole), self.counter.output_tokens(tail, structured=structured)
+
+
+def _int_or_none(v: object) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None

@@ -1,0 +1,41 @@
+"""What a person reads: the run's live status line, the sweep table, the Pareto frontier and
+its points, the charts and the HTML/text report (docs/files.md).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from traces.lazy import lazy_getattr
+
+from .display import RunState, run_progress
+from .sweep_table import point_line, read_numbers, sweep_table
+
+if TYPE_CHECKING:
+    from .page import build_report
+    from .pareto import Point, frontier, region_concurrencies
+    from .points import Gates, GatesOf
+
+_LAZY = {
+    "Gates": ".points",
+    "GatesOf": ".points",
+    "Point": ".pareto",
+    "build_report": ".page",
+    "frontier": ".pareto",
+    "region_concurrencies": ".pareto",
+}
+__getattr__ = lazy_getattr(__name__, _LAZY)
+
+__all__ = [
+    "Gates",
+    "GatesOf",
+    "Point",
+    "RunState",
+    "build_report",
+    "frontier",
+    "point_line",
+    "read_numbers",
+    "region_concurrencies",
+    "run_progress",
+    "sweep_table",
+]

@@ -1,0 +1,205 @@
+"""A run where nothing can work stops before it starts (the preflight check: the models list, then
+one tiny streamed request) and says what to fix, without touching the run folder."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hostile import Conn, HostileServer, Request, answer, json_response, ok_stream
+from reliability_helpers import cli_in_process
+
+from replay.results.records import read_records
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _status(status: int, message: str) -> Callable[[Conn, Request, int], bool]:
+    def behave(conn: Conn, req: Request, n: int) -> bool:
+        return conn.send(json_response(status, {"error": {"message": message}}))
+
+    return behave
+
+
+def test_an_endpoint_that_is_down_fails_before_the_run_and_creates_nothing(
+    make_shards: Callable[..., Path], tmp_path: Path, capsys
+) -> None:
+    port = _free_port()
+    out = tmp_path / "run"
+    code, _stdout, stderr = cli_in_process(
+        ["replay", "run", str(make_shards({"t": [0.0]})), "--endpoint", f"http://127.0.0.1:{port}", "--out", str(out)],
+        capsys,
+    )
+    assert code == 1
+    assert stderr.startswith(f"Error: preflight: cannot connect to http://127.0.0.1:{port}/v1/models: ")
+    assert (
+        "is the server up and listening there? check --endpoint; to start the run anyway, pass --skip-preflight"
+        in stderr
+    )
+    assert not out.exists() and "Traceback" not in stderr
+
+
+def test_a_model_the_server_does_not_serve_is_named_with_the_served_ones(
+    make_shards: Callable[..., Path], tmp_path: Path, capsys
+) -> None:
+    with HostileServer(
+        _status(200, "unused"),
+        models=("org/served-a", "org/served-b"),
+        preflight=_status(404, "The model `moonshotai/Kimi-K3` does not exist."),
+    ) as srv:
+        code, _, stderr = cli_in_process(
+            ["replay", "run", str(make_shards({"t": [0.0]})), "--endpoint", srv.url, "--out", str(tmp_path / "run")],
+            capsys,
+        )
+    assert code == 1 and srv.requests == 0  # no turn was sent
+    assert (
+        f"Error: preflight: POST {srv.url}/v1/chat/completions (model 'moonshotai/Kimi-K3', 16 tokens) failed: http: HTTP 404: "
+        in stderr
+    )
+    assert (
+        "the server does not serve model 'moonshotai/Kimi-K3' (it lists: org/served-a, org/served-b); pass --model NAME"
+        in stderr
+    )
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_refused_api_key_is_named(make_shards: Callable[..., Path], tmp_path: Path, capsys) -> None:
+    def refuse(conn: Conn, req: Request, n: int) -> bool:
+        return conn.send(json_response(401, {"error": {"message": "invalid api key"}}))
+
+    # GET /v1/models answers 404 here: not fatal, the chat request decides
+    with HostileServer(refuse, models=None, preflight=refuse) as srv:
+        code, _, stderr = cli_in_process(
+            ["replay", "run", str(make_shards({"t": [0.0]})), "--endpoint", srv.url, "--out", str(tmp_path / "run")],
+            capsys,
+        )
+    assert code == 1 and srv.requests == 0
+    assert (
+        "HTTP 401: invalid api key" in stderr
+        and "the API key is missing or wrong" in stderr
+        and "--api-key-env" in stderr
+    )
+
+
+def test_a_server_that_does_not_stream_fails_the_preflight(
+    make_shards: Callable[..., Path], tmp_path: Path, capsys
+) -> None:
+    def plain_json(conn: Conn, req: Request, n: int) -> bool:
+        return conn.send(json_response(200, {"choices": [{"message": {"content": "ready"}}]}))
+
+    with HostileServer(_status(200, "unused"), preflight=plain_json) as srv:
+        code, _, stderr = cli_in_process(
+            ["replay", "run", str(make_shards({"t": [0.0]})), "--endpoint", srv.url, "--out", str(tmp_path / "run")],
+            capsys,
+        )
+    assert code == 1 and "failed: malformed: the server answered application/json, not an SSE stream" in stderr
+
+
+def test_a_failing_preflight_leaves_an_old_run_folder_as_it_was(
+    make_shards: Callable[..., Path], tmp_path: Path, capsys
+) -> None:
+    shards = make_shards({"t": [0.0]})
+    out = tmp_path / "run"
+    with HostileServer(lambda conn, req, n: conn.send(json_response(200, {}))) as srv:
+        pass
+    out.mkdir()
+    (out / "run.json").write_text('{"old": true}')
+    (out / "records.jsonl").write_text("")
+    code, _, _ = cli_in_process(
+        ["replay", "run", str(shards), "--endpoint", srv.url, "--out", str(out), "--overwrite"], capsys
+    )
+    assert code == 1
+    assert json.loads((out / "run.json").read_text()) == {"old": True} and sorted(p.name for p in out.iterdir()) == [
+        "records.jsonl",
+        "run.json",
+    ]
+
+
+def test_skip_preflight_starts_against_a_dead_endpoint_and_the_run_exits_3(
+    make_shards: Callable[..., Path], tmp_path: Path, capsys
+) -> None:
+    out = tmp_path / "run"
+    code, _, stderr = cli_in_process(
+        [
+            "replay",
+            "run",
+            str(make_shards({"a": [0.0]})),
+            "--endpoint",
+            f"http://127.0.0.1:{_free_port()}",
+            "--out",
+            str(out),
+            "--skip-preflight",
+        ],
+        capsys,
+    )
+    assert code == 3 and "Error: the 1 issued turn failed (connect 1)" in stderr
+    assert json.loads((out / "run.json").read_text())["preflight"] == {
+        "checked": False,
+        "served_models": None,
+        "keep_alive": None,
+    }
+
+
+def test_a_passed_preflight_is_recorded(make_shards: Callable[..., Path], tmp_path: Path, capsys) -> None:
+    with HostileServer(answer, models=("m1",)) as srv:
+        code, _, stderr = cli_in_process(
+            ["replay", "run", str(make_shards({"a": [0.0]})), "--endpoint", srv.url, "--out", str(tmp_path / "run")],
+            capsys,
+        )
+        assert (srv.preflights, srv.requests) == (1, 1)
+    assert code == 0, stderr
+    cfg = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert (cfg["preflight"], cfg["target"], cfg["target_evidence"]) == (
+        {"checked": True, "served_models": ["m1"], "keep_alive": True},
+        "real",
+        None,
+    )
+
+
+def _answer_then_close(conn: Conn, req: Request, n: int) -> bool:
+    """llama.cpp's server: a streamed answer advertised as keep-alive, then the socket closed —
+    here 50 ms later, so a client that reuses it at once writes the next turn into a dying socket."""
+    conn.send(ok_stream("fine ", "answer"))
+    time.sleep(0.05)
+    return False
+
+
+def test_a_server_that_closes_after_each_answer_gets_a_connection_per_turn(
+    make_shards: Callable[..., Path], tmp_path: Path, capsys
+) -> None:
+    with HostileServer(_answer_then_close, preflight=_answer_then_close) as srv:
+        code, _, stderr = cli_in_process(
+            [
+                "replay",
+                "run",
+                str(make_shards({"a": [0.0] * 6})),
+                "--endpoint",
+                srv.url,
+                "--out",
+                str(tmp_path / "run"),
+            ],
+            capsys,
+        )
+        assert (srv.preflights, srv.requests) == (1, 6)
+    assert code == 0, stderr  # no turn lost to a socket the server was closing
+    assert [r.error_kind for r in read_records(tmp_path / "run")] == [None] * 6
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["preflight"]["keep_alive"] is False
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_the_help_says_what_is_checked_and_how_to_skip_it(command: str, capsys) -> None:
+    code, stdout, _ = cli_in_process(["replay", command, "--help"], capsys)
+    text = " ".join(stdout.split())
+    assert (
+        code == 0
+        and "Before the first turn the endpoint is checked (GET /v1/models, then one tiny streamed request" in text
+    )
+    assert "--skip-preflight starts without it" in text and "the endpoint failed the preflight check" in text

@@ -1,0 +1,32 @@
+"""Model profiles: the sampling parameters, served model name and gates of each model (built in,
+or loaded from a user's profile file, docs/maintainers.md).
+"""
+
+from __future__ import annotations
+
+from .profilefile import check_profile, profile_text, read_profile_file, write_profile_file
+from .registry import (
+    PROFILES_ENV,
+    Profile,
+    ProfileError,
+    Thresholds,
+    add_profile_files,
+    get_profile,
+    profile_from,
+    profiles,
+)
+
+__all__ = [
+    "PROFILES_ENV",
+    "Profile",
+    "ProfileError",
+    "Thresholds",
+    "add_profile_files",
+    "check_profile",
+    "get_profile",
+    "profile_from",
+    "profile_text",
+    "profiles",
+    "read_profile_file",
+    "write_profile_file",
+]

@@ -1,0 +1,41 @@
+"""Shards: the built dataset (Parquet, one row per client turn, manifest.json with the content
+hash). Building, reading, verifying against the manifest, showing a turn and exporting back to
+trace formats (docs/files.md).
+"""
+
+from __future__ import annotations
+
+from .build import BuildOptions, BuildResult, build_shards
+from .export import ExportResult, export_jsonl, export_shards
+from .layout import MANIFEST, STATS_FILE
+from .manifest import FORMAT_VERSION, InstanceEntry, Manifest
+from .reader import COLUMNS, Instance, Shards, TurnPrompt, TurnRow, iter_prompts, logical_id, salt_for
+from .show import shards_profile, turn_body, uses_tokenizer
+from .verify import Verification, verify_shards
+
+__all__ = [
+    "COLUMNS",
+    "FORMAT_VERSION",
+    "MANIFEST",
+    "STATS_FILE",
+    "BuildOptions",
+    "BuildResult",
+    "ExportResult",
+    "Instance",
+    "InstanceEntry",
+    "Manifest",
+    "Shards",
+    "TurnPrompt",
+    "TurnRow",
+    "Verification",
+    "build_shards",
+    "export_jsonl",
+    "export_shards",
+    "iter_prompts",
+    "logical_id",
+    "salt_for",
+    "shards_profile",
+    "turn_body",
+    "uses_tokenizer",
+    "verify_shards",
+]
