@@ -29,6 +29,7 @@ import eval as evaluation
 import jobs
 import replay
 import traces
+from eval.submission import DIVISIONS as SUBMISSION_DIVISIONS
 from eval.swebench import RUNTIMES as SWEBENCH_RUNTIMES  # light: imports none of the extra
 from replay.sim import SimError
 
@@ -1835,6 +1836,140 @@ def report(
         raise click.UsageError("give at least one run or sweep folder")
     page = jobs.build_report(inputs, Path(out), cost_per_hour=cost_per_hour, power_watts=power_watts)
     click.echo(f"report: {page}")
+
+
+# ---------------------------------------------------------------- submit, review
+@cli.command("submit")
+@example(
+    "trajbench submit sweep/ --out submission --submitter Acme --division closed --system-file 8xH100.yaml "
+    "--swebench swe1 --swebench swe2 --swebench swe3 --swebench swe4"
+)
+@click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder of the submission tree.")
+@click.option("--submitter", required=True, help="The submitting organisation (a folder name of the tree).")
+@click.option("--division", required=True, type=click.Choice(SUBMISSION_DIVISIONS), help="MLPerf division.")
+@click.option(
+    "--system-file",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The system description (YAML or JSON): the MLPerf system fields, `measurements` and `trajbench` "
+    "(accelerators, price, power); see docs/submission.md.",
+)
+@click.option("--system", default=None, help="The system's folder name (default: the system file's name).")
+@click.option("--benchmark", default=None, help="The benchmark's folder name (default: the runs' profile).")
+@click.option(
+    "--swebench",
+    "swebench",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="A SWE-bench result folder (repeatable; 4 region runs), copied into the tree.",
+)
+@click.option("--date", "submission_date", default=None, help="Submission date YYYY-MM-DD (default: today, UTC).")
+@click.option("--overwrite", is_flag=True, help="Replace --out when it is a tree `trajbench submit` wrote.")
+@PROFILES_OPTION
+def submit_cmd(
+    dirs: tuple[str, ...],
+    out: str,
+    submitter: str,
+    division: str,
+    system_file: str,
+    system: str | None,
+    benchmark: str | None,
+    swebench: tuple[str, ...],
+    submission_date: str | None,
+    overwrite: bool,
+) -> None:
+    """The MLPerf submission tree of a system's Pareto points, from sweep or run folders DIRS.
+
+    Points that are complete and judged (scores.json and osl.json, both gates passing) make the
+    frontier; each becomes a scenario folder with the reference's files where the MLPerf checker
+    reads them and where publish_submission.py puts them, plus the run folder itself. The tree is
+    self-checked before it is written (docs/submission.md); verify it with `trajbench review`."""
+    res = evaluation.submit(
+        dirs,
+        out,
+        submitter=submitter,
+        division=division,
+        system_file=system_file,
+        system=system,
+        benchmark=benchmark,
+        swebench=swebench,
+        submission_date=submission_date,
+        overwrite=overwrite,
+    )
+    m = res.manifest
+    for p in m.points:
+        h = p.headline
+        click.echo(
+            f"{p.path}: c={p.concurrency} {h.output_tokens_per_s:.1f} tok/s, {h.per_user_tokens_per_s:.1f} tok/s "
+            f"per user (from {p.source})"
+        )
+    for e in m.excluded:
+        click.echo(f"left out {e.source} (c={e.concurrency}): {e.reason}")
+    for note in res.notes:
+        click.echo(f"note: {note}")
+    click.echo(
+        f"wrote {res.tree} ({len(m.points)} point(s), {len(m.files)} files); check it with `trajbench review {res.tree}`"
+    )
+
+
+@cli.command("review")
+@example("trajbench review submission --previous submission-2026-04 --out review")
+@click.argument("tree", type=click.Path(exists=True, file_okay=False))
+@click.option(
+    "--previous",
+    default=None,
+    type=click.Path(exists=True, file_okay=False),
+    help="The previous submission tree of the same system: added and removed points are listed, a changed "
+    "number of a published point fails.",
+)
+@click.option(
+    "--out",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Folder for review.md and review.json (default: TREE).",
+)
+@click.option(
+    "--expected-hash",
+    default=None,
+    help="The official dataset's content hash (default: eval/data/official.json for a built-in profile, the "
+    "--registry file for a user one).",
+)
+@click.option(
+    "--shards",
+    default=None,
+    type=click.Path(exists=True, file_okay=False),
+    help="The dataset's shard folder, when the one the runs name is not on this machine.",
+)
+@REGISTRY_OPTION
+@PROFILES_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print review.json.")
+def review_cmd(
+    tree: str,
+    previous: str | None,
+    out: str | None,
+    expected_hash: str | None,
+    shards: str | None,
+    registry: str | None,
+    as_json: bool,
+) -> None:
+    """Verify the submission tree TREE without trusting it (docs/submission.md): seals, numbers
+    recomputed from the records, the compliance check, the dataset hash, the MLPerf checker's
+    fields and, with --previous, what changed. Writes review.md and review.json; exits 1 on any
+    failure."""
+    res = evaluation.review(
+        tree, previous=previous, out=out, expected_hash=expected_hash, registry=registry, shards=shards
+    )
+    report = res.report
+    if as_json:
+        click.echo(report.text(), nl=False)
+    else:
+        for c in report.failures():
+            click.echo(f"FAIL {c.point} {c.check}: {c.reason}")
+        verdict = "passed" if report.passed else f"FAILED ({report.failed} of {report.total} checks)"
+        click.echo(f"review {verdict}; wrote {res.md_path} and {res.json_path}")
+    if not report.passed:
+        raise evaluation.EvalError(f"{report.failed} of {report.total} review checks failed; see {res.md_path}")
 
 
 # ---------------------------------------------------------------- analyze

@@ -1,4 +1,5 @@
-"""eval: the accuracy gates (inline, OSL, SWE-bench) and the compliance check of a submission.
+"""eval: the accuracy gates (inline, OSL, SWE-bench), the compliance check of a submission, and
+the submission tree with its review (`submit`, `review`; the tree's files in `eval.submission`).
 
 The front door of the package (SWE-bench lives in `eval.swebench`, which needs the optional
 extra `trajbench[swebench]` only when a run starts).
@@ -22,7 +23,9 @@ from .layout import OSL_FILE, SCORES_FILE
 from .osl import osl_gate
 from .osl import summary_lines as osl_lines
 from .results import GATE_MODES, OslResult, Scores
+from .review import ReviewResult, review
 from .rundir import partial_run
+from .submit import SubmitResult, submit
 from .verdicts import gate_verdicts
 
 __all__ = [
@@ -37,7 +40,9 @@ __all__ = [
     "EvalError",
     "GateFailed",
     "OslResult",
+    "ReviewResult",
     "Scores",
+    "SubmitResult",
     "check_submission",
     "compliance_json",
     "derive_profile",
@@ -48,5 +53,7 @@ __all__ = [
     "osl_gate",
     "osl_lines",
     "partial_run",
+    "review",
     "score_run",
+    "submit",
 ]

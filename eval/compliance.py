@@ -71,16 +71,18 @@ def check_submission(
     expected_hash: str | None = None,
     profile: str | None = None,
     registry: str | Path | None = None,
+    shards: str | Path | None = None,
 ) -> list[Check]:
     """Every check of every run folder, then the submission-wide SWE-bench check. Without
-    `expected_hash`, the dataset's hash is looked up by profile (`expected_hash_of`)."""
+    `expected_hash`, the dataset's hash is looked up by profile (`expected_hash_of`); `shards`
+    replaces the shard folder run.json names (a reviewer's copy of the dataset)."""
     if not run_dirs:
         raise EvalError("no run folder given; pass the run directories of every Pareto point")
     checks: list[Check] = []
     profiles_seen: set[str] = set()
     verified: dict[Path, traces.Verification | traces.ShardError] = {}  # runs of a sweep share shards
     for d in run_dirs:
-        run = open_run(d)
+        run = open_run(d, shards)
         name = profile or run.profile_name or ""
         profiles_seen.add(name)
         checks.extend(_check_run(run, name, expected_hash, verified, registry))

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .client import StreamClient, StreamResult, event_loop, run_loop
     from .engine import TemplateParity, check_template, default_template_tokenizer, render_parity
     from .options import OptionsFile, check_run_dataset, options_of_run, read_options_file
-    from .report import Gates, GatesOf, Point, build_report, frontier, region_concurrencies
+    from .report import Gates, GatesOf, Point, PointSet, build_report, collect_points, frontier, region_concurrencies
     from .results import (
         Record,
         ResultSummary,
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         RunNumbers,
         RunOutcome,
         SweepPlan,
+        build_summary,
         read_records,
         read_run_info,
         records_path,
@@ -42,6 +43,7 @@ _LAZY = {
     "GatesOf": ".report",
     "OptionsFile": ".options",
     "Point": ".report",
+    "PointSet": ".report",
     "Record": ".results",
     "ResultSummary": ".results",
     "RunInfo": ".results",
@@ -52,8 +54,10 @@ _LAZY = {
     "SweepPlan": ".results",
     "TemplateParity": ".engine",
     "build_report": ".report",
+    "build_summary": ".results",
     "check_run_dataset": ".options",
     "check_template": ".engine",
+    "collect_points": ".report",
     "default_template_tokenizer": ".engine",
     "event_loop": ".client",
     "frontier": ".report",
@@ -88,6 +92,7 @@ __all__ = [
     "Interrupted",
     "OptionsFile",
     "Point",
+    "PointSet",
     "Record",
     "ReplayError",
     "ResponseLimits",
@@ -102,8 +107,10 @@ __all__ = [
     "SweepPlan",
     "TemplateParity",
     "build_report",
+    "build_summary",
     "check_run_dataset",
     "check_template",
+    "collect_points",
     "default_template_tokenizer",
     "event_loop",
     "frontier",

@@ -27,7 +27,8 @@ COMMANDS = _commands()
 def test_the_command_tree_is_the_documented_one() -> None:
     assert {" ".join(c) for c in COMMANDS} == {
         "analyze cache", "demo", "eval check", "eval inline", "eval osl", "eval swebench", "eval swebench-mean", "profiles derive", "profiles list",
-        "replay calibrate", "replay run", "replay sweep", "report", "serve-sim", "tokenizers", "traces build", "traces card",
+        "replay calibrate", "replay run", "replay sweep", "report", "review", "serve-sim", "submit", "tokenizers",
+        "traces build", "traces card",
         "traces check-template",
         "traces export", "traces publish", "traces show", "traces stats", "traces synth", "traces validate", "traces verify",
     }  # fmt: skip
@@ -55,7 +56,7 @@ def test_every_command_help_has_one_example_that_parses(
     # the folders an example names exist in a real session; the parser checks everything else
     monkeypatch.chdir(tmp_path)
     for arg in argv:
-        if arg.startswith(("runs/", "sweep/", "swe")):
+        if arg.startswith(("runs/", "sweep/", "swe", "submission")):
             (tmp_path / arg).mkdir(parents=True, exist_ok=True)
     cmd = cli.cli
     for name in command:
@@ -83,7 +84,9 @@ ERRORS = {
     "replay run": (["replay", "run", "{empty}"], 1, "no manifest.json here; pass a folder written by `trajbench traces build`"),
     "replay sweep": (["replay", "sweep", "{empty}", "--out", "{tmp}/s"], 2, "give exactly one of --concurrency LIST or --regions"),
     "report": (["report", "{empty}", "--out", "{tmp}/r"], 1, "neither a run folder (result_summary.json) nor a sweep folder (sweep.json)"),
+    "review": (["review", "{empty}"], 1, "Error: 1 of 1 review checks failed; see {empty}/review.md"),
     "serve-sim": (["serve-sim", "--replicas", "0"], 1, "Error: simulator option: --replicas must be >= 1"),
+    "submit": (["submit", "{empty}", "--out", "{tmp}/t", "--submitter", "Acme", "--division", "closed", "--system-file", "{tmp}/nope.yaml"], 1, "Error: --system-file {tmp}/nope.yaml: no such file; check the path"),
     "tokenizers": (["tokenizers", "--bogus"], 2, "No such option '--bogus'"),
     "traces build": (["traces", "build", "{bad}", "--out", "{tmp}/o"], 1, "bad.jsonl:1: conversation_id must be a non-empty printable ASCII string"),
     "traces card": (["traces", "card", "{empty}", "--out", "{tmp}/c.md"], 1, "no manifest.json here; pass a folder written by `trajbench traces build`"),

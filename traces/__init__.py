@@ -18,7 +18,7 @@ from .formats import FORMATS, Format, read_sources, validate_sources
 from .inputs import iter_json_objects, iter_lines
 from .lazy import lazy_getattr
 from .model import Row, Trajectory, content_text, domain_of
-from .outdir import check_writable, make_dir
+from .outdir import check_writable, make_dir, replace_dir, sweep_stale, temp_sibling
 from .profiles import (
     PROFILES_ENV,
     Profile,
@@ -154,11 +154,14 @@ __all__ = [
     "read_sources",
     "registered_hash",
     "registry_path",
+    "replace_dir",
     "request_body",
     "salt_for",
     "sha256_file",
     "sha256_text",
     "shards_profile",
+    "sweep_stale",
+    "temp_sibling",
     "to_json",
     "turn_body",
     "validate_sources",

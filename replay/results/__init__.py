@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         ShardCheck,
         read_run_info,
     )
-    from .summary import ResultSummary, RunOutcome, write_results
+    from .summary import ResultSummary, RunOutcome, build_summary, write_results
     from .sweepplan import SweepPlan, SweepPoint
 
 _LAZY = {
@@ -52,6 +52,7 @@ _LAZY = {
     "ShardCheck": ".runinfo",
     "SweepPlan": ".sweepplan",
     "SweepPoint": ".sweepplan",
+    "build_summary": ".summary",
     "compress_records": ".records",
     "read_records": ".records",
     "read_run_info": ".runinfo",
@@ -84,6 +85,7 @@ __all__ = [
     "Slo",
     "SweepPlan",
     "SweepPoint",
+    "build_summary",
     "compress_records",
     "parse_slo",
     "read_records",

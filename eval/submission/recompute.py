@@ -1,0 +1,202 @@
+"""A point's numbers recomputed from its raw records, never read from a summary: the reference
+keys of result_summary.json and trajbench's section, with the run's own function
+(`replay.build_summary`, the one `replay run` wrote the file with), so a stored number and its
+recomputation differ only when a file was edited. Each difference names the file, the key, the
+stored and the recomputed value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import replay
+import traces
+from replay import Record, ResultSummary, RunInfo
+
+from ..errors import EvalError
+from .manifest import Headline
+
+#: The reference's keys of result_summary.json that are numbers of the records.
+REFERENCE_KEYS = (
+    "n_samples_issued",
+    "n_samples_completed",
+    "n_samples_failed",
+    "duration_ns",
+    "ttft",
+    "tpot",
+    "latency",
+    "output_sequence_lengths",
+    "input_sequence_lengths",
+    "qps",
+    "tps",
+    "finish_reason_counts",
+)
+#: trajbench's keys that are numbers of the records alone (the window's close, the connections,
+#: the interrupt flags and goodput also need what the run knew while it ran).
+OWN_KEYS = (
+    "turns",
+    "throughput",
+    "interactivity",
+    "ttft",
+    "tpot",
+    "latency",
+    "itl",
+    "input_sequence_lengths",
+    "output_sequence_lengths",
+    "tokens",
+    "cached_tokens",
+    "per_trajectory",
+    "finish_reasons",
+    "errors_by_kind",
+    "all_turns",
+)
+#: Numbers written to JSON and read back agree to the last bit; this only absorbs a float
+#: printed by another writer with fewer digits.
+REL_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class Difference:
+    file: str
+    key: str
+    stored: Any
+    recomputed: Any
+
+    def text(self) -> str:
+        return f"{self.file}: {self.key} is {_show(self.stored)}, recomputed {_show(self.recomputed)}"
+
+
+def _show(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    if isinstance(v, (dict, list)):
+        text = traces.canonical_json(v)
+        return text if len(text) <= 60 else text[:57] + "…"
+    return repr(v) if isinstance(v, str) else str(v)
+
+
+@dataclass(frozen=True)
+class Recomputed:
+    """A run folder's records and run.json, and the summary they make."""
+
+    info: RunInfo
+    records: list[Record]
+    summary: ResultSummary
+
+
+def recompute(run_dir: Path) -> Recomputed:
+    """The summary of `run_dir`'s records; a records file or run.json that cannot be read raises
+    EvalError naming it."""
+    try:
+        info = replay.read_run_info(run_dir)
+        records = list(replay.read_records(run_dir))
+    except replay.ReplayError as exc:
+        raise EvalError(str(exc)) from None
+    summary = replay.build_summary(records, info.to_json(), slo=info.slo)
+    return Recomputed(info, records, summary)
+
+
+def _close(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(a, b, rel_tol=REL_TOL, abs_tol=REL_TOL)
+    return bool(a == b)
+
+
+def _diff(stored: Any, fresh: Any, key: str, file: str, out: list[Difference]) -> None:
+    if isinstance(stored, Mapping) and isinstance(fresh, Mapping):
+        for k in sorted(set(stored) | set(fresh), key=str):
+            sub = f"{key}.{k}" if key else str(k)
+            if k not in stored:
+                out.append(Difference(file, sub, "missing", fresh[k]))
+            elif k not in fresh:
+                out.append(Difference(file, sub, stored[k], "missing"))
+            else:
+                _diff(stored[k], fresh[k], sub, file, out)
+    elif isinstance(stored, list) and isinstance(fresh, list) and len(stored) == len(fresh):
+        for k, (a, b) in enumerate(zip(stored, fresh, strict=True)):
+            _diff(a, b, f"{key}[{k}]", file, out)
+    elif not _close(stored, fresh):
+        out.append(Difference(file, key, stored, fresh))
+
+
+def summary_differences(stored: Any, fresh: ResultSummary, file: str) -> list[Difference]:
+    """The keys of a stored result_summary.json (parsed) whose values are not the recomputed ones."""
+    if not isinstance(stored, Mapping):
+        return [Difference(file, "(file)", "not a JSON object", "a result summary")]
+    out: list[Difference] = []
+    recomputed = fresh.to_json()
+    for key in REFERENCE_KEYS:
+        _diff(stored.get(key, "missing"), recomputed[key], key, file, out)
+    ours = stored.get("trajbench")
+    mine = recomputed["trajbench"]
+    for key in OWN_KEYS:
+        value = ours.get(key, "missing") if isinstance(ours, Mapping) else "missing"
+        _diff(value, mine[key], f"trajbench.{key}", file, out)
+    return out
+
+
+def _ms(ns: float | None) -> float | None:
+    return None if ns is None else ns / 1e6
+
+
+def headline(fresh: Recomputed, inline_score: float | None, osl_mean: float | None) -> Headline:
+    """The numbers a submission publishes for a point, from its recomputed summary."""
+    s = fresh.summary
+    ours = s.trajbench
+    window = ours.turns.window
+    return Headline(
+        concurrency=fresh.info.concurrency,
+        output_tokens_per_s=ours.throughput.output_tokens_per_s,
+        per_user_tokens_per_s=ours.interactivity.e2e_interactivity,
+        requests_per_s=ours.throughput.requests_per_s,
+        window_turns=window.sent + window.aborted,
+        window_not_ok=window.sent + window.aborted - window.ok,
+        ttft_p50_ms=_ms(ours.ttft.p(50)),
+        ttft_p90_ms=_ms(ours.ttft.p(90)),
+        ttft_p99_ms=_ms(ours.ttft.p(99)),
+        tpot_p50_ms=_ms(ours.tpot.p(50)),
+        tpot_p90_ms=_ms(ours.tpot.p(90)),
+        n_samples_issued=s.n_samples_issued,
+        n_samples_completed=s.n_samples_completed,
+        n_samples_failed=s.n_samples_failed,
+        duration_ns=s.duration_ns,
+        qps=s.qps,
+        tps=s.tps,
+        inline_score=inline_score,
+        osl_mean=osl_mean,
+    )
+
+
+def headline_differences(stored: Headline, fresh: Headline, file: str, where: str) -> list[Difference]:
+    """The headline numbers of `stored` (at `where` in `file`) that differ from `fresh`."""
+    return [
+        Difference(file, f"{where}.{f.name}", getattr(stored, f.name), getattr(fresh, f.name))
+        for f in fields(Headline)
+        if not _close(getattr(stored, f.name), getattr(fresh, f.name))
+    ]
+
+
+def null_keys(fresh: ResultSummary) -> frozenset[str]:
+    """The dotted keys of the reference's metrics that are null in the recomputation: an
+    early-stopping bound the run has too few samples for (the reference writes null there too)."""
+    out = set()
+    data = fresh.to_json()
+    for metric in ("ttft", "tpot", "latency"):
+        block = data.get(metric) or {}
+        for p, v in (block.get("early_stopping_percentiles") or {}).items():
+            if v is None:
+                out.add(f"{metric}.early_stopping_percentiles.{p}")
+    return frozenset(out)
+
+
+def shown(differences: Sequence[Difference], limit: int = 6) -> str:
+    """The first differences, one clause each, and how many more."""
+    head = "; ".join(d.text() for d in differences[:limit])
+    more = len(differences) - limit
+    return head + (f"; and {more} more" if more > 0 else "")
