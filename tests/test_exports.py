@@ -35,6 +35,7 @@ FRONT_DOORS = [
     "replay.sim",
     "eval",
     "eval.swebench",
+    "eval.explore",
 ]
 # names a module binds that are not its API: the __future__ feature and typing helpers
 NOT_API = {"annotations", "TYPE_CHECKING", "Any", "Callable", "Mapping", "Path", "import_module"}
