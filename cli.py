@@ -1972,6 +1972,43 @@ def review_cmd(
         raise evaluation.EvalError(f"{report.failed} of {report.total} review checks failed; see {res.md_path}")
 
 
+# ---------------------------------------------------------------- explore
+@cli.command("explore")
+@example("trajbench explore sweep/ --label mine=runs/c8,runs/c64 --out site")
+@click.argument("dirs", nargs=-1, type=click.Path(exists=True, file_okay=False))
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Folder for the explorer (index.html and its files); an explorer already there is replaced.",
+)
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="NAME=DIR[,DIR…]",
+    help="Name a system and its sweep or run folders (repeatable); of several runs at one concurrency the latest "
+    "is the point.",
+)
+def explore(dirs: tuple[str, ...], out: str, labels: tuple[str, ...]) -> None:
+    """A results explorer for buyers from submission trees, sweep folders and run folders DIRS
+    (each searched for all three): one folder, opened from disk with no server or network.
+
+    Pareto step curves and metrics against concurrency, normalised per accelerator, per dollar-hour
+    and per watt where a system's description gives them; filters, overlays and hover; the view
+    lives in the URL. Points that failed a gate or a review are hidden until asked for; research
+    and simulated points are labelled (docs/explore.md)."""
+    from eval.explore import build_explorer
+
+    named = _label_dirs((), labels)
+    if not dirs and not named:
+        raise click.UsageError("give at least one submission tree, sweep or run folder")
+    site = build_explorer([Path(d) for d in dirs], Path(out), labels=named, gates_of=evaluation.gate_verdicts)
+    hidden = f" ({site.failed:,} failed, hidden until asked for)" if site.failed else ""
+    click.echo(f"explorer: {site.index}: {site.systems:,} system(s), {site.points:,} point(s){hidden}")
+    click.echo("      open it in a browser (no server needed); the view's URL reproduces it")
+
+
 # ---------------------------------------------------------------- analyze
 @cli.group("analyze")
 def analyze_group() -> None:

@@ -26,7 +26,7 @@ COMMANDS = _commands()
 
 def test_the_command_tree_is_the_documented_one() -> None:
     assert {" ".join(c) for c in COMMANDS} == {
-        "analyze cache", "demo", "eval check", "eval inline", "eval osl", "eval swebench", "eval swebench-mean", "profiles derive", "profiles list",
+        "analyze cache", "demo", "eval check", "eval inline", "eval osl", "eval swebench", "eval swebench-mean", "explore", "profiles derive", "profiles list",
         "replay calibrate", "replay run", "replay sweep", "report", "review", "serve-sim", "submit", "tokenizers",
         "traces build", "traces card",
         "traces check-template",
@@ -78,6 +78,7 @@ ERRORS = {
     "eval osl": (["eval", "osl", "{empty}"], 1, "no run.json; pass a folder written by `trajbench replay run`"),
     "eval swebench": (["eval", "swebench", "--dataset", "x", "--endpoint", "http://127.0.0.1:9", "--profile", "nope"], 2, "Invalid value for '--profile'"),
     "eval swebench-mean": (["eval", "swebench-mean", "{empty}"], 1, "swebench_summary.json: not found; pass folders written by `trajbench eval swebench`"),
+    "explore": (["explore", "{empty}", "--out", "{tmp}/site"], 1, "empty: no submission tree (trajbench-submission.json), sweep folder (sweep.json) or finished run folder"),
     "profiles derive": (["profiles", "derive", "{empty}", "--name", "x"], 1, "no run.json; pass a folder written by `trajbench replay run`"),
     "profiles list": (["profiles", "list", "--profiles", "{tmp}/nope.yaml"], 1, "nope.yaml: no such profile file; check the path"),
     "replay calibrate": (["replay", "calibrate", "--turns", "0"], 2, "Invalid value for '--turns': 0 is not in the range x>=1"),

@@ -46,6 +46,7 @@ COMMANDS = {
         str(out),
     ],
     "report": lambda out, shards, run: ["report", str(run), "--out", str(out)],
+    "explore": lambda out, shards, run: ["explore", str(run), "--out", str(out)],
 }
 
 

@@ -36,6 +36,7 @@ FRONT_DOORS = [
     "eval",
     "eval.submission",
     "eval.swebench",
+    "eval.explore",
 ]
 # names a module binds that are not its API: the __future__ feature and typing helpers
 NOT_API = {"annotations", "TYPE_CHECKING", "Any", "Callable", "Mapping", "Path", "import_module"}

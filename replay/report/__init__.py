@@ -14,13 +14,14 @@ from .sweep_table import point_line, read_numbers, sweep_table
 if TYPE_CHECKING:
     from .page import build_report
     from .pareto import Point, frontier, region_concurrencies
-    from .points import Gates, GatesOf, PointSet, collect_points
+    from .points import Gates, GatesOf, PointSet, Replaced, collect_points
 
 _LAZY = {
     "Gates": ".points",
     "GatesOf": ".points",
     "Point": ".pareto",
     "PointSet": ".points",
+    "Replaced": ".points",
     "build_report": ".page",
     "collect_points": ".points",
     "frontier": ".pareto",
@@ -33,6 +34,7 @@ __all__ = [
     "GatesOf",
     "Point",
     "PointSet",
+    "Replaced",
     "RunState",
     "build_report",
     "collect_points",
