@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING
 from traces.lazy import lazy_getattr
 
 from .client import ResponseLimits
-from .config import BACKENDS, DEFAULT_HEADERS, RunConfig
-from .errors import AllTurnsFailed, Interrupted, ReplayError
+from .config import BACKENDS, DEFAULT_HEADERS, RUN_OPTIONS, RunConfig, recorded_options, run_config
+from .errors import AllTurnsFailed, Interrupted, ReplayError, UsageProblem
 from .results import RECORDS_FILE, REPORT_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FILE, Slo, parse_slo
 
 if TYPE_CHECKING:
     from .client import StreamClient, StreamResult, event_loop, run_loop
     from .engine import TemplateParity, check_template, default_template_tokenizer, render_parity
-    from .options import OptionsFile, check_run_dataset, options_of_run, read_options_file
+    from .options import OptionsFile, check_run_dataset, read_options_file, settle
     from .report import Gates, GatesOf, Point, build_report, frontier, region_concurrencies
     from .results import (
         Record,
@@ -35,9 +35,10 @@ if TYPE_CHECKING:
         write_results,
     )
     from .run import run_replay
-    from .sweep import parse_concurrencies, run_sweep
+    from .sweep import SWEEP_RUN_OPTIONS, parse_concurrencies, run_sweep, sweep_levels
 
 _LAZY = {
+    "SWEEP_RUN_OPTIONS": ".sweep",
     "Gates": ".report",
     "GatesOf": ".report",
     "OptionsFile": ".options",
@@ -57,7 +58,6 @@ _LAZY = {
     "default_template_tokenizer": ".engine",
     "event_loop": ".client",
     "frontier": ".report",
-    "options_of_run": ".options",
     "parse_concurrencies": ".sweep",
     "read_options_file": ".options",
     "read_records": ".results",
@@ -68,6 +68,8 @@ _LAZY = {
     "run_loop": ".client",
     "run_replay": ".run",
     "run_sweep": ".sweep",
+    "settle": ".options",
+    "sweep_levels": ".sweep",
     "write_results": ".results",
 }
 
@@ -80,8 +82,10 @@ __all__ = [
     "RECORDS_FILE",
     "REPORT_FILE",
     "RUN_FILE",
+    "RUN_OPTIONS",
     "SUMMARY_FILE",
     "SWEEP_FILE",
+    "SWEEP_RUN_OPTIONS",
     "AllTurnsFailed",
     "Gates",
     "GatesOf",
@@ -101,23 +105,27 @@ __all__ = [
     "StreamResult",
     "SweepPlan",
     "TemplateParity",
+    "UsageProblem",
     "build_report",
     "check_run_dataset",
     "check_template",
     "default_template_tokenizer",
     "event_loop",
     "frontier",
-    "options_of_run",
     "parse_concurrencies",
     "parse_slo",
     "read_options_file",
     "read_records",
     "read_run_info",
+    "recorded_options",
     "records_path",
     "region_concurrencies",
     "render_parity",
+    "run_config",
     "run_loop",
     "run_replay",
     "run_sweep",
+    "settle",
+    "sweep_levels",
     "write_results",
 ]

@@ -18,6 +18,7 @@ from .formats import FORMATS, Format, read_sources, validate_sources
 from .inputs import iter_json_objects, iter_lines
 from .lazy import lazy_getattr
 from .model import Row, Trajectory, content_text, domain_of
+from .option import Option, Values, declare, declared, options_of
 from .outdir import check_writable, make_dir
 from .profiles import (
     PROFILES_ENV,
@@ -33,7 +34,7 @@ from .profiles import (
     read_profile_file,
     write_profile_file,
 )
-from .progress import PLAIN_SECONDS, PROGRESS_MODES, PROGRESS_SECONDS_ENV, Progress, plain_seconds
+from .progress import PLAIN_SECONDS, PROGRESS_MODES, PROGRESS_OPTION, PROGRESS_SECONDS_ENV, Progress, plain_seconds
 from .publish import REGISTRY_ENV, HashRegistry, Release, publish, registered_hash, registry_path
 from .requests import SALT_MODES, PromptBuilder, Salt, make_salt, request_body, wire_messages
 from .shards import (
@@ -83,6 +84,7 @@ __all__ = [
     "PLAIN_SECONDS",
     "PROFILES_ENV",
     "PROGRESS_MODES",
+    "PROGRESS_OPTION",
     "PROGRESS_SECONDS_ENV",
     "REGISTRY_ENV",
     "SALT_MODES",
@@ -99,6 +101,7 @@ __all__ = [
     "JsonFile",
     "Manifest",
     "MessagesHasher",
+    "Option",
     "Profile",
     "ProfileError",
     "Progress",
@@ -115,6 +118,7 @@ __all__ = [
     "Trajectory",
     "TurnPrompt",
     "TurnRow",
+    "Values",
     "Verification",
     "__version__",
     "add_profile_files",
@@ -125,6 +129,8 @@ __all__ = [
     "check_writable",
     "content_line",
     "content_text",
+    "declare",
+    "declared",
     "distribution",
     "domain_of",
     "error_count",
@@ -141,6 +147,7 @@ __all__ = [
     "make_dir",
     "make_salt",
     "messages_sha256",
+    "options_of",
     "parse_card",
     "parse_size",
     "pct_key",
