@@ -1187,14 +1187,14 @@ def eval_swebench(
     with RichReporter(disable=not sys.stderr.isatty()) as reporter:
         s = run_swebench(opts, echo=click.echo, reporter=reporter)
     click.echo(
-        f"SWE-bench {s['profile']} ({s['runtime']}): {s['resolved']}/{s['instances']} resolved = {100 * s['score']:.2f}%, {s['unresolved']} unresolved, {s['incomplete']} incomplete"
+        f"SWE-bench {s.profile} ({s.runtime}): {s.resolved}/{s.instances} resolved = {100 * s.score:.2f}%, {s.unresolved} unresolved, {s.incomplete} incomplete"
     )
-    if s["incomplete"]:
-        todo = [i for i, status in s["results"].items() if status == "incomplete"]
+    if s.incomplete:
+        todo = s.todo()
         click.echo(
             f"incomplete (not counted as resolved; see <id>/agent.log, rerun with --resume): {', '.join(todo[:20])}{' …' if len(todo) > 20 else ''}"
         )
-    click.echo(f"wrote {Path(out) / 'swebench_summary.json'} and the swebench line of {Path(out) / 'scores.json'}")
+    click.echo(f"wrote {s.path(out)} and the swebench line of {Path(out) / evaluation.SCORES_FILE}")
 
 
 @eval_group.command("swebench-mean")

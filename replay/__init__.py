@@ -37,44 +37,6 @@ if TYPE_CHECKING:
     from .run import run_replay
     from .sweep import SWEEP_RUN_OPTIONS, parse_concurrencies, run_sweep, sweep_levels
 
-_LAZY = {
-    "SWEEP_RUN_OPTIONS": ".sweep",
-    "Gates": ".report",
-    "GatesOf": ".report",
-    "OptionsFile": ".options",
-    "Point": ".report",
-    "Record": ".results",
-    "ResultSummary": ".results",
-    "RunInfo": ".results",
-    "RunNumbers": ".results",
-    "RunOutcome": ".results",
-    "StreamClient": ".client",
-    "StreamResult": ".client",
-    "SweepPlan": ".results",
-    "TemplateParity": ".engine",
-    "build_report": ".report",
-    "check_run_dataset": ".options",
-    "check_template": ".engine",
-    "default_template_tokenizer": ".engine",
-    "event_loop": ".client",
-    "frontier": ".report",
-    "parse_concurrencies": ".sweep",
-    "read_options_file": ".options",
-    "read_records": ".results",
-    "read_run_info": ".results",
-    "records_path": ".results",
-    "region_concurrencies": ".report",
-    "render_parity": ".engine",
-    "run_loop": ".client",
-    "run_replay": ".run",
-    "run_sweep": ".sweep",
-    "settle": ".options",
-    "sweep_levels": ".sweep",
-    "write_results": ".results",
-}
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
-
 
 __all__ = [
     "BACKENDS",
@@ -129,3 +91,26 @@ __all__ = [
     "sweep_levels",
     "write_results",
 ]
+
+_LAZY = {  # submodule: the names it gives, imported on first use
+    ".client": ("StreamClient", "StreamResult", "event_loop", "run_loop"),
+    ".engine": ("TemplateParity", "check_template", "default_template_tokenizer", "render_parity"),
+    ".options": ("OptionsFile", "check_run_dataset", "read_options_file", "settle"),
+    ".report": ("Gates", "GatesOf", "Point", "build_report", "frontier", "region_concurrencies"),
+    ".results": (
+        "Record",
+        "ResultSummary",
+        "RunInfo",
+        "RunNumbers",
+        "RunOutcome",
+        "SweepPlan",
+        "read_records",
+        "read_run_info",
+        "records_path",
+        "write_results",
+    ),
+    ".run": ("run_replay",),
+    ".sweep": ("SWEEP_RUN_OPTIONS", "parse_concurrencies", "run_sweep", "sweep_levels"),
+}
+
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -67,14 +67,6 @@ from .version import __version__
 if TYPE_CHECKING:
     from .cards import check_card, parse_card, write_card
 
-_LAZY = {
-    "check_card": ".cards",
-    "parse_card": ".cards",
-    "write_card": ".cards",
-}
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
-
 
 __all__ = [
     "FORMATS",
@@ -174,3 +166,9 @@ __all__ = [
     "write_card",
     "write_profile_file",
 ]
+
+_LAZY = {  # submodule: the names it gives, imported on first use
+    ".cards": ("check_card", "parse_card", "write_card"),
+}
+
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -16,15 +16,6 @@ if TYPE_CHECKING:
     from .pareto import Point, frontier, region_concurrencies
     from .points import Gates, GatesOf
 
-_LAZY = {
-    "Gates": ".points",
-    "GatesOf": ".points",
-    "Point": ".pareto",
-    "build_report": ".page",
-    "frontier": ".pareto",
-    "region_concurrencies": ".pareto",
-}
-__getattr__ = lazy_getattr(__name__, _LAZY)
 
 __all__ = [
     "Gates",
@@ -39,3 +30,10 @@ __all__ = [
     "run_progress",
     "sweep_table",
 ]
+
+_LAZY = {  # submodule: the names it gives, imported on first use
+    ".page": ("build_report",),
+    ".pareto": ("Point", "frontier", "region_concurrencies"),
+    ".points": ("Gates", "GatesOf"),
+}
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -110,7 +110,9 @@ def test_export_round_trip_equals_fixture(built: Shards, fixture_rows: list[dict
     out = tmp_path / "back.jsonl.zst"
     export_jsonl(str(built.path), str(out))
     back = list(FORMATS["mlperf-jsonl"].read(str(out), raising_sink))
-    flat = [r for t in back for r in __import__("traces.formats.mlperf_jsonl", fromlist=["x"]).trajectory_to_flat(t)]
+    to_records = FORMATS["mlperf-jsonl"].to_records
+    assert to_records is not None
+    flat = [r for t in back for r in to_records(t)]
     assert flat == fixture_rows
 
 

@@ -4,11 +4,10 @@ KV-cache simulation, the statistics file, its tables and its plots (`trajbench t
 from __future__ import annotations
 
 from .plots import write_plots
-from .stats import STATS_FILE, StatsOptions, StatsResult, analyse, compute_stats, default_cache_sizes, write_stats
+from .stats import StatsOptions, StatsResult, analyse, compute_stats, default_cache_sizes, write_stats
 from .table import fmt_number, stats_tables
 
 __all__ = [
-    "STATS_FILE",
     "StatsOptions",
     "StatsResult",
     "analyse",

@@ -23,7 +23,7 @@ from ..errors import TraceError
 from ..parallel import check_jobs, ordered_map
 from ..progress import Progress
 from ..requests import SALT_MODES
-from ..shards import Shards
+from ..shards import STATS_FILE, Shards
 from .cache import ideal_reuse, lru_curve
 from .lengths import Facts, TurnLengths, domain_tables, growth
 from .reuse import (
@@ -39,7 +39,6 @@ from .reuse import (
 
 T = TypeVar("T")
 
-STATS_FILE = "stats.json"
 #: Salt modes compared by the reuse analysis, official first.
 REUSE_MODES = ("mlperf", "strong", "none")
 

@@ -28,14 +28,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from ..errors import ErrorSink, TraceFormatError
-from ..inputs import is_table, iter_objects, read_bytes, write_json_lines
+from ..inputs import is_table, iter_objects, read_bytes
 from ..model import Row, Trajectory, content_text
 from .validate import FlatRow, build_trajectory
 
@@ -368,17 +368,3 @@ def to_record(traj: Trajectory) -> dict[str, Any]:
     if tools is not None:
         record["tools"] = list(tools)
     return record
-
-
-def to_records(traj: Trajectory) -> list[dict[str, Any]]:
-    return [to_record(traj)]
-
-
-def from_records(records: list[dict[str, Any]], path: str, sink: ErrorSink) -> Trajectory | None:
-    """What `read` makes of written records (`traces export` compares it with what was written)."""
-    return record_trajectory(records[0], path, None, "", sink)
-
-
-def write(trajectories: Iterable[Trajectory], path: str) -> int:
-    """Write one record per line (plain or `.zst`); returns the number of records."""
-    return write_json_lines(map(to_record, trajectories), path)

@@ -15,12 +15,11 @@ lives only in `system`, and intent codes look like `I042`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from ..canonical import canonical_json
 from ..errors import ErrorSink, TraceError, TraceFormatError
-from ..inputs import write_json_lines
 from ..model import WORKFLOW_ID, Trajectory
 from .openai_messages import iter_records, messages_trajectory, row_messages
 
@@ -137,17 +136,3 @@ def to_record(traj: Trajectory) -> dict[str, Any]:
     if first_tools is not None:
         record["tools"] = list(first_tools)
     return record
-
-
-def to_records(traj: Trajectory) -> list[dict[str, Any]]:
-    return [to_record(traj)]
-
-
-def from_records(records: list[dict[str, Any]], path: str, sink: ErrorSink) -> Trajectory | None:
-    """What `read` makes of written records (`traces export` compares it with what was written)."""
-    return record_trajectory(records[0], path, None, "", sink)
-
-
-def write(trajectories: Iterable[Trajectory], path: str) -> int:
-    """Write one workflow record per line (plain or `.zst`); returns the number of records."""
-    return write_json_lines(map(to_record, trajectories), path)
