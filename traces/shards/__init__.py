@@ -6,7 +6,7 @@ trace formats (docs/files.md).
 from __future__ import annotations
 
 from .build import BuildOptions, BuildResult, build_shards
-from .export import ExportResult, export_jsonl, export_shards
+from .export import ExportResult, export_shards
 from .layout import MANIFEST, STATS_FILE
 from .manifest import FORMAT_VERSION, InstanceEntry, Manifest
 from .reader import COLUMNS, Instance, Shards, TurnPrompt, TurnRow, iter_prompts, logical_id, salt_for
@@ -29,7 +29,6 @@ __all__ = [
     "TurnRow",
     "Verification",
     "build_shards",
-    "export_jsonl",
     "export_shards",
     "iter_prompts",
     "logical_id",

@@ -140,7 +140,8 @@ def test_shards_built_from_the_format_export_the_golden(name: str, tmp_path: Pat
     trajs = read(name, *good_inputs(name))[0]
     result = build(name, tmp_path / "a")
     assert traces.to_json(result.manifest.counts) == counts(trajs)
-    assert traces.export_jsonl(str(result.out), str(tmp_path / "export.jsonl")) == sum(len(t.rows) for t in trajs)
+    exported = traces.export_shards(str(result.out), str(tmp_path / "export.jsonl"))
+    assert exported.records == sum(len(t.rows) for t in trajs)
     assert (tmp_path / "export.jsonl").read_bytes() == (DATA / name / "expected.jsonl").read_bytes()
     assert build(name, tmp_path / "b").manifest.content_hash == result.manifest.content_hash
 
