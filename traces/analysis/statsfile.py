@@ -28,6 +28,10 @@ class Summary:
     p99: Number | None
     max: Number | None
 
+    def row(self) -> tuple[Number | None, ...]:
+        """n, mean, p50, p90, p99, max: a table's cells, in its columns' order."""
+        return (self.n, self.mean, self.p50, self.p90, self.p99, self.max)
+
 
 @dataclass(frozen=True)
 class Delays(Summary):
@@ -47,6 +51,16 @@ class DomainStats:
     delta: Summary
     expected_osl: Summary
     delay_seconds: Delays
+
+    def samples(self) -> dict[str, Summary]:
+        """The sampled quantities by field name, in table order."""
+        return {
+            "turns_per_trajectory": self.turns_per_trajectory,
+            "isl": self.isl,
+            "delta": self.delta,
+            "expected_osl": self.expected_osl,
+            "delay_seconds": self.delay_seconds,
+        }
 
 
 @dataclass(frozen=True)

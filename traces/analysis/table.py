@@ -37,6 +37,15 @@ def _cell(x: Any) -> str:
     return f"{round(x):,}"
 
 
+_LABELS = {
+    "turns_per_trajectory": "turns/traj",
+    "isl": "ISL",
+    "delta": "delta",
+    "expected_osl": "expected OSL",
+    "delay_seconds": "delay s",
+}
+
+
 def stats_tables(stats: Stats) -> list[Table]:
     """Per-domain lengths and delays, ideal reuse per salt mode, and the LRU curve; each fits
     an 80-column terminal without cutting a cell."""
@@ -47,14 +56,8 @@ def stats_tables(stats: Stats) -> list[Table]:
     for dom, d in stats.domains.items():
         dists.add_row(dom, "trajectories", _cell(d.trajectories), "", "", "", "", "")
         dists.add_row("", "client turns", _cell(d.client_turns), "", "", "", "", "")
-        for s, label in (
-            (d.turns_per_trajectory, "turns/traj"),
-            (d.isl, "ISL"),
-            (d.delta, "delta"),
-            (d.expected_osl, "expected OSL"),
-            (d.delay_seconds, "delay s"),
-        ):
-            dists.add_row("", label, *(_cell(v) for v in (s.n, s.mean, s.p50, s.p90, s.p99, s.max)))
+        for key, s in d.samples().items():
+            dists.add_row("", _LABELS[key], *map(_cell, s.row()))
         dists.add_row("", "delay sum s", "", _cell(d.delay_seconds.total), "", "", "", "", end_section=True)
 
     unit = stats.units.reuse

@@ -34,6 +34,15 @@ FIELD_DOCS: dict[str, str] = {
 }
 
 
+_LABELS = {
+    "turns_per_trajectory": "turns per trajectory",
+    "isl": "ISL",
+    "delta": "delta (new input per turn)",
+    "expected_osl": "expected OSL",
+    "delay_seconds": "delay before a turn (s)",
+}
+
+
 def stats_markdown(stats: Stats, images: Sequence[str]) -> str:
     """Tables of lengths, delays, ideal reuse and the LRU curve, then the plots."""
     unit = stats.units.lengths
@@ -46,15 +55,8 @@ def stats_markdown(stats: Stats, images: Sequence[str]) -> str:
         out.append(
             f"| {dom} | trajectories / instances / client turns | {fmt_number(d.trajectories)} / {fmt_number(d.instances)} / {fmt_number(d.client_turns)} | | | | | |"
         )
-        for s, label in (
-            (d.turns_per_trajectory, "turns per trajectory"),
-            (d.isl, "ISL"),
-            (d.delta, "delta (new input per turn)"),
-            (d.expected_osl, "expected OSL"),
-            (d.delay_seconds, "delay before a turn (s)"),
-        ):
-            cells = " | ".join(fmt_number(v) for v in (s.n, s.mean, s.p50, s.p90, s.p99, s.max))
-            out.append(f"| {dom} | {label} | {cells} |")
+        for key, s in d.samples().items():
+            out.append(f"| {dom} | {_LABELS[key]} | {' | '.join(map(fmt_number, s.row()))} |")
         out.append(f"| {dom} | total recorded delay (s) | | {fmt_number(d.delay_seconds.total)} | | | | |")
     out += [
         "",
