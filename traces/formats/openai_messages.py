@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -315,8 +315,12 @@ def record_trajectory(
     )
 
 
-def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
-    """Yield one trajectory per record, in file order; report each violation to `sink`."""
+RecordReader = Callable[[dict[str, Any], str, int | None, str, ErrorSink], Trajectory | None]
+
+
+def read_conversations(path: str, sink: ErrorSink, record_trajectory: RecordReader) -> Iterator[Trajectory]:
+    """Each record's trajectory, in file order, for a format of one conversation per record;
+    each violation goes to `sink`, and a file without a record is one."""
     any_record = False
     for line, base, obj in iter_records(path, sink):
         any_record = True
@@ -325,6 +329,11 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
             yield traj
     if not any_record:
         sink(TraceFormatError(path, None, "the file holds no conversations; expected one JSON object per line"))
+
+
+def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
+    """Yield one trajectory per record, in file order; report each violation to `sink`."""
+    return read_conversations(path, sink, record_trajectory)
 
 
 def row_messages(row: Row, *, client_delays_only: bool = False) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ from ..errors import ErrorSink, TraceError
 from ..inputs import write_json_lines
 from ..model import Trajectory
 from . import atif, mini_swe_agent, mlperf_jsonl, openai_messages, snapshots, workflow
+from .openai_messages import RecordReader
 
 Reader = Callable[[str, ErrorSink], Iterator[Trajectory]]
 FilesReader = Callable[[Sequence[str], ErrorSink], Iterator[Trajectory]]
@@ -46,9 +47,6 @@ class Format:
         if to_records is None:
             raise TraceError(f"format {self.name} is read only: {self.read_only}")
         return write_json_lines((record for traj in trajectories for record in to_records(traj)), path)
-
-
-RecordReader = Callable[[dict[str, Any], str, int | None, str, ErrorSink], Trajectory | None]
 
 
 def _one_record_per_conversation(

@@ -21,7 +21,7 @@ from typing import Any
 from ..canonical import canonical_json
 from ..errors import ErrorSink, TraceError, TraceFormatError
 from ..model import WORKFLOW_ID, Trajectory
-from .openai_messages import iter_records, messages_trajectory, row_messages
+from .openai_messages import messages_trajectory, read_conversations, row_messages
 
 INTENT_CODE = re.compile(r"^I\d{3}$", re.IGNORECASE)
 FIELDS = frozenset({"conversation_id", "system", "tools", "messages", "metadata"})
@@ -108,14 +108,7 @@ def record_trajectory(
 
 def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
     """Yield each workflow conversation in file order; report each violation to `sink`."""
-    any_record = False
-    for line, base, obj in iter_records(path, sink):
-        any_record = True
-        traj = record_trajectory(obj, path, line, base, sink)
-        if traj is not None:
-            yield traj
-    if not any_record:
-        sink(TraceFormatError(path, None, "the file holds no conversations; expected one JSON object per line"))
+    return read_conversations(path, sink, record_trajectory)
 
 
 def to_record(traj: Trajectory) -> dict[str, Any]:
