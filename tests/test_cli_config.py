@@ -109,6 +109,17 @@ def test_a_sweep_takes_its_concurrencies_from_the_file_unless_told(
     assert regions.levels[0] == 1 and regions.levels[-1] == 8  # --regions beats the file's list
 
 
+def test_a_sweeps_folder_may_come_from_the_file_but_must_come(
+    tmp_path: Path, sample_shards: Path, captured: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = write(tmp_path / "sweep.yaml", {"shards": str(sample_shards), "concurrency": [1, 2], "gates": "off"})
+    code, err = error_of(["replay", "sweep", "--config", str(cfg)], capsys)
+    assert code == 2 and "Missing option '--out' (or `out` in the --config file)." in err
+    write(cfg, {"shards": str(sample_shards), "concurrency": [1, 2], "gates": "off", "out": str(tmp_path / "s")})
+    swept = config_of(["replay", "sweep", "--config", str(cfg)])
+    assert (swept.levels, swept.gates, swept.config.out) == ([1, 2], "off", None)  # points get their own folders
+
+
 def test_an_unknown_key_lists_the_valid_ones(
     tmp_path: Path, sample_shards: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
