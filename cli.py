@@ -9,16 +9,12 @@ with exit code 1 (or the error's own `exit_code`: 3 when every turn of a replay 
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
-import os
-import shlex
 import signal
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -45,6 +41,43 @@ def example(command_line: str) -> Callable[[F], F]:
         return f
 
     return add
+
+
+def declared_option(option: traces.Option) -> Callable[[F], F]:
+    """The click parameter of a declared option (`traces.Option`): its name, type, range,
+    default and help come from the declaration, the same wherever the option appears."""
+    if option.kind == "argument":
+        return click.argument(option.key, metavar=option.metavar, required=False, type=click.Path())
+    kw: dict[str, Any] = {"default": option.default, "show_default": option.shows_default, "help": option.help}
+    if option.type is bool:
+        kw["is_flag"] = True
+    elif option.multiple:
+        kw["multiple"] = True
+    elif option.choices:
+        kw["type"] = click.Choice(option.choices)
+    elif option.kind == "profile":
+        kw["type"] = ProfileName()
+    elif option.kind == "dir":
+        kw["type"] = click.Path(file_okay=False)
+    elif option.type is int:
+        kw["type"] = click.IntRange(min=int(option.minimum)) if option.minimum is not None else int
+    elif option.type is float:
+        kw["type"] = float
+        if option.minimum is not None:
+            kw["type"] = click.FloatRange(min=option.minimum, min_open=option.open_minimum)
+    if option.required:  # shown as required; `replay.settle` asks for it once a --config file had its say
+        kw.update(required=True, cls=_RequiredOrInFile)
+    made = click.option(option.flag, *([option.short] if option.short else []), option.key, **kw)
+    if option.kind == "profile":  # --profiles FILE first: a user profile is known before --profile is checked
+        return lambda f: PROFILES_OPTION(made(f))
+    return made
+
+
+class _RequiredOrInFile(click.Option):
+    """A required option that a --config file may give instead of the command line."""
+
+    def value_is_missing(self, value: Any) -> bool:
+        return False
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -85,14 +118,7 @@ JOBS_OPTION = click.option(
     type=click.IntRange(min=1),
     help="Worker processes over the trajectories; the output is the same bytes for any N (docs/files.md).",
 )
-PROGRESS_OPTION = click.option(
-    "--progress",
-    type=click.Choice(traces.PROGRESS_MODES),
-    default="auto",
-    show_default=True,
-    help=f"Progress on stderr: rich (a live line), plain (a status line every {traces.PLAIN_SECONDS:g} s; "
-    f"{traces.PROGRESS_SECONDS_ENV} sets another interval), none; auto = rich on a terminal, else plain.",
-)
+PROGRESS_OPTION = declared_option(traces.PROGRESS_OPTION)
 
 
 class ProfileName(click.ParamType[str]):
@@ -679,227 +705,6 @@ def replay_group() -> None:
     """Replay shards closed-loop against an endpoint; sweep concurrency; calibrate the harness."""
 
 
-@dataclass(frozen=True)
-class RunOptions:
-    """The options `replay run` and `replay sweep` share (all but concurrency and --out), as
-    parsed; `config` turns them into the library's `RunConfig`."""
-
-    shards_dir: str
-    endpoint: str | None
-    profile: str
-    model: str | None
-    num_trajectories: int | None
-    no_delays: bool
-    stop_at_window_end: bool
-    turn_timeout: float
-    drain_timeout: float
-    headers: tuple[str, ...]
-    no_session_header: bool
-    workers: int
-    backend: str
-    ray_address: str | None
-    ray_resource: str | None
-    min_workers: int
-    overwrite: bool
-    tokenizer: str | None
-    api_key_env: str
-    sim_args: str
-    max_completion_tokens: int | None
-    skip_preflight: bool
-    max_response_mb: int
-    max_event_mb: int
-    max_header_kb: int
-    slo: str | None
-    session_slo: float | None
-    progress: str
-    replica_header: str | None
-
-    def _shards_profile(self) -> str:
-        """The profile the shards' token columns were counted for (`traces show`'s default too)."""
-        profile, note = traces.shards_profile(traces.Shards(self.shards_dir), quiet_without_tokenizer=True)
-        if note:
-            click.echo(f"Note: {note}", err=True)
-        return profile.name
-
-    def config(self, concurrency: int, out: str | None, *, overwrite: bool | None = None) -> replay.RunConfig:
-        if self.no_session_header and self.headers:
-            raise click.UsageError("--header and --no-session-header exclude each other")
-        from replay.sim import SimConfig, embedded_config
-
-        try:
-            sim_words = shlex.split(self.sim_args)
-        except ValueError as exc:
-            raise click.BadParameter(f"{self.sim_args!r}: {exc}", param_hint="--sim-args") from None
-        if self.endpoint is not None and sim_words:
-            raise click.UsageError(
-                "--sim-args configures the embedded simulator, which runs only without --endpoint; drop one of them"
-            )
-        sim: SimConfig | None
-        if self.endpoint is None:  # the embedded simulator: its defaults for these shards, then --sim-args
-            sim = embedded_config(str(Path(self.shards_dir).resolve()), sim_words)
-        else:
-            sim = None
-        return replay.RunConfig(
-            shards=self.shards_dir,
-            endpoint=self.endpoint,
-            profile=self.profile or self._shards_profile(),
-            model=self.model,
-            concurrency=concurrency,
-            num_trajectories=self.num_trajectories,
-            inject_delays=not self.no_delays,
-            stop_at_window_end=self.stop_at_window_end,
-            turn_timeout=self.turn_timeout,
-            drain_timeout=self.drain_timeout,
-            headers=() if self.no_session_header else (self.headers or replay.DEFAULT_HEADERS),
-            workers=self.workers,
-            backend=self.backend,
-            ray_address=self.ray_address,
-            ray_resource=self.ray_resource,
-            min_workers=self.min_workers,
-            out=out,
-            overwrite=self.overwrite if overwrite is None else overwrite,
-            tokenizer=self.tokenizer,
-            api_key=os.environ.get(self.api_key_env) or None,
-            api_key_env=self.api_key_env,
-            sim=sim,
-            max_completion_tokens=self.max_completion_tokens,
-            skip_preflight=self.skip_preflight,
-            progress=self.progress,
-            replica_header=self.replica_header,
-            limits=replay.ResponseLimits(
-                max_header_bytes=self.max_header_kb << 10,
-                max_event_bytes=self.max_event_mb << 20,
-                max_response_bytes=self.max_response_mb << 20,
-            ),
-            slo=replay.parse_slo(self.slo, self.session_slo),
-        )
-
-
-_RUN_OPTION_NAMES = tuple(f.name for f in fields(RunOptions))
-
-# ---------------------------------------------------------------- --config FILE
-# An eager option read before the others: its values become the command's `default_map`, so an
-# option given on the command line wins over the file and the file wins over the defaults.
-_CONFIG = "trajbench.config"  # ctx.meta: the replay.OptionsFile read
-_FILE_SHARDS = "trajbench.config-shards"  # ctx.meta: (where, folder) of a file's `shards` that is no folder
-
-
-def _option_keys(command: click.Command) -> dict[str, click.Parameter]:
-    """Each option's key in a --config file: its long name with underscores (`shards` for SHARDS_DIR)."""
-    keys: dict[str, click.Parameter] = {}
-    for p in command.params:
-        if not p.expose_value or p.name is None:
-            continue
-        if isinstance(p, click.Argument):
-            keys["shards" if p.name == "shards_dir" else p.name] = p
-        else:
-            keys[max((o for o in p.opts if o.startswith("--")), key=len)[2:].replace("-", "_")] = p
-    return keys
-
-
-def _file_value(ctx: click.Context, param: click.Parameter, key: str, raw: Any, where: str) -> Any:
-    """A file's value checked against the option's type (strictly: `true` is no number) and
-    converted as the command line would convert it."""
-
-    def wrong(want: str) -> replay.ReplayError:
-        shown = json.dumps(raw, default=str)[:60]
-        return replay.ReplayError(
-            f"{where}: {key}: expected {want}, found {shown}; fix the value (`{ctx.command_path} --help` describes it)"
-        )
-
-    value: Any
-    if isinstance(param, click.Option) and param.is_flag:
-        if not isinstance(raw, bool):
-            raise wrong("true or false")
-        return raw
-    if param.multiple:  # a list, or one string for a list of one
-        value = [raw] if isinstance(raw, str) else raw
-        if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            raise wrong("a list of strings")
-    elif param.name == "concurrency_list":  # `replay sweep`: 8, [1, 2, 4] or "1,2,4"
-        if isinstance(raw, list) and raw and all(isinstance(v, int) and not isinstance(v, bool) for v in raw):
-            value = ",".join(map(str, raw))
-        elif isinstance(raw, (int, str)) and not isinstance(raw, bool):
-            value = str(raw)
-        else:
-            raise wrong("a concurrency or a list of them, e.g. [1, 2, 4, 8]")
-    elif isinstance(param.type, click.types.IntParamType):
-        if isinstance(raw, bool) or not isinstance(raw, int):
-            raise wrong("an integer")
-        value = raw
-    elif isinstance(param.type, click.types.FloatParamType):
-        if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-            raise wrong("a number")
-        value = float(raw)
-    elif not isinstance(raw, str):
-        raise wrong("a string")
-    else:
-        value = raw
-    try:
-        return param.type_cast_value(ctx, value)
-    except click.BadParameter as exc:
-        raise replay.ReplayError(f"{where}: {key}: {exc.message.rstrip('.')}; fix the value") from None
-
-
-def _read_config(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    if value is None:
-        return
-    options = replay.read_options_file(value)
-    keys = _option_keys(ctx.command)
-    defaults = dict(ctx.default_map or {})
-    for key, raw in options.values.items():
-        where = options.where(key)
-        target = keys.get(key)
-        if target is None or target.name is None:
-            close = difflib.get_close_matches(key.replace("-", "_").lower(), keys, n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
-            raise replay.ReplayError(f"{where}: unknown key {key!r}{hint}; valid keys: {', '.join(sorted(keys))}")
-        if isinstance(target, click.Argument):  # SHARDS_DIR: checked once we know the command line's
-            if not isinstance(raw, str):
-                raise replay.ReplayError(
-                    f"{where}: shards: expected a folder name, found {json.dumps(raw, default=str)[:60]}"
-                )
-            if Path(raw).is_dir():
-                defaults[target.name] = raw
-            else:
-                ctx.meta[_FILE_SHARDS] = (where, raw)
-            continue
-        defaults[target.name] = _file_value(ctx, target, key, raw, where)
-    ctx.default_map = defaults
-    ctx.meta[_CONFIG] = options
-
-
-def _shards_of(ctx: click.Context, given: str | None) -> str:
-    """SHARDS_DIR, from the command line or the --config file; a run.json's own shards must still
-    hold the dataset the run replayed (`replay.check_run_dataset`)."""
-    if given is None:
-        if _FILE_SHARDS in ctx.meta:
-            where, folder = ctx.meta[_FILE_SHARDS]
-            raise replay.ReplayError(
-                f"{where}: shards: no folder {folder}; build the shards there (`trajbench traces build`) "
-                "or name the shard folder on the command line"
-            )
-        raise click.UsageError("Missing argument 'SHARDS_DIR' (or `shards` in the --config file).", ctx=ctx)
-    options = ctx.meta.get(_CONFIG)
-    if options is not None and options.run is not None:
-        named = ctx.get_parameter_source("shards_dir") is ParameterSource.COMMANDLINE
-        note = replay.check_run_dataset(options.run, options.path, given, named_on_command_line=named)
-        if note:
-            click.echo(note, err=True)
-    return given
-
-
-def _command_line_wins(ctx: click.Context, values: dict[str, Any], *pair: tuple[str, Any]) -> None:
-    """Of two options that exclude each other, one given on the command line sets the other, when
-    it came from the --config file, back to `unset`."""
-    (a, _), (b, _) = pair
-    unset = dict(pair)
-    for mine, other in ((a, b), (b, a)):
-        if ctx.get_parameter_source(mine) is ParameterSource.COMMANDLINE:
-            if ctx.get_parameter_source(other) is ParameterSource.DEFAULT_MAP:
-                values[other] = unset[other]
-
-
 CONFIG_HELP = (
     "Read options from a YAML or JSON file: keys are the option names with underscores "
     "(turn_timeout, header, sim_args; shards for SHARDS_DIR, a relative path read from the current "
@@ -909,174 +714,38 @@ CONFIG_HELP = (
 )
 
 
-#: Goodput under service-level objectives (replay.results.goodput, docs/metrics.md); never changes what is sent.
-SLO_OPTIONS = (
-    click.option(
-        "--slo",
-        default=None,
-        help="Per-turn SLO for goodput, e.g. ttft_ms=2000,tpot_ms=50 (either key optional; docs/metrics.md).",
-    ),
-    click.option(
-        "--session-slo",
-        default=None,
-        type=click.FloatRange(min=0, min_open=True),
-        help="Session SLO for goodput: seconds of a trajectory's active time (sum of its turns' E2E, delays left out).",
-    ),
-)
+def settled_options(options: tuple[traces.Option, ...]) -> Callable[[Callable[[traces.Values], None]], Any]:
+    """A command of declared options and `--config FILE`: click parses the command line, the
+    library settles every option (`replay.settle`: the command line, else the file, else the
+    default) and the command gets the values."""
+
+    def add(f: Callable[[traces.Values], None]) -> Any:
+        @functools.wraps(f)
+        def command(config: str | None, **given: Any) -> None:
+            ctx = click.get_current_context()
+            named = {k: v for k, v in given.items() if ctx.get_parameter_source(k) is ParameterSource.COMMANDLINE}
+            try:
+                f(replay.settle(options, named, config, command=ctx.command_path))
+            except replay.UsageProblem as exc:
+                if exc.option is not None:
+                    raise click.BadParameter(str(exc), ctx, param_hint=exc.option) from None
+                raise click.UsageError(str(exc), ctx) from None
+
+        wrapped: Any = command
+        for option in reversed(options):
+            wrapped = declared_option(option)(wrapped)
+        return click.option("--config", type=click.Path(exists=True, dir_okay=False), help=CONFIG_HELP)(wrapped)
+
+    return add
 
 
-def run_options(f: F) -> F:
-    """Add the shared options to a command and hand it one `RunOptions` (as `opts`)."""
-    options = [
-        click.argument("shards_dir", required=False, type=click.Path()),
-        click.option(
-            "--config",
-            type=click.Path(exists=True, dir_okay=False),
-            is_eager=True,
-            expose_value=False,
-            callback=_read_config,
-            help=CONFIG_HELP,
-        ),
-        click.option(
-            "--endpoint",
-            default=None,
-            help="Base URL of an OpenAI-compatible server (default: start the embedded simulator).",
-        ),
-        profile_option(
-            None,
-            "Model profile: fixed sampling parameters (docs/requests.md); default: the one the shards' "
-            "tokenizer belongs to, else kimi-k3 (as `traces show`).",
-        ),
-        click.option("--model", default=None, help="Served model name, if not the profile's."),
-        click.option(
-            "--trajectories",
-            "num_trajectories",
-            default=None,
-            type=click.IntRange(min=1),
-            help="Trajectory instances to start (default: one pass over the shards).",
-        ),
-        click.option("--no-delays", is_flag=True, help="Skip the recorded inter-turn delays (not official)."),
-        click.option(
-            "--stop-at-window-end",
-            is_flag=True,
-            help="Stop issuing when the performance window closes (stop_issuing_on_first_user_complete; not official).",
-        ),
-        click.option(
-            "--turn-timeout",
-            default=600.0,
-            show_default=True,
-            type=click.FloatRange(min=0, min_open=True),
-            help="Seconds per turn; a timed-out request is cancelled.",
-        ),
-        click.option(
-            "--drain-timeout",
-            default=10.0,
-            show_default=True,
-            type=click.FloatRange(min=0),
-            help="After Ctrl-C, seconds in-flight turns may finish before they are cancelled.",
-        ),
-        click.option(
-            "--header",
-            "headers",
-            multiple=True,
-            help="Session header name carrying the logical id (repeatable; default X-Session-ID).",
-        ),
-        click.option("--no-session-header", is_flag=True, help="Send no session header."),
-        click.option(
-            "--workers",
-            default=1,
-            show_default=True,
-            type=click.IntRange(min=1),
-            help="Workers sharing the slots (1 = in-process); processes, or Ray actors with --backend ray.",
-        ),
-        click.option(
-            "--backend",
-            type=click.Choice(replay.BACKENDS),
-            default="auto",
-            show_default=True,
-            help="Where workers run: auto (in-process for 1, else processes), process, or ray (docs/ray.md).",
-        ),
-        click.option("--ray-address", default=None, help="--backend ray: the cluster's HOST:PORT.  [default: auto]"),
-        click.option("--ray-resource", default=None, help="--backend ray: pin workers to nodes with this resource."),
-        click.option(
-            "--min-workers",
-            default=1,
-            show_default=True,
-            type=click.IntRange(min=1),
-            help="--backend ray: stop with an error when fewer workers are left alive.",
-        ),
-        click.option("--overwrite", is_flag=True, help="Reuse an existing run folder."),
-        click.option(
-            "--tokenizer",
-            default=None,
-            help="Count output tokens client-side with NAME or NAME:PATH when the server sends no usage.",
-        ),
-        click.option(
-            "--api-key-env",
-            default="OPENAI_API_KEY",
-            show_default=True,
-            help="Environment variable holding the bearer token; the key is never written anywhere.",
-        ),
-        click.option(
-            "--sim-args",
-            default="",
-            help="Options of the embedded simulator over its defaults here (oracle answers from the shards, step "
-            'model 64x faster), e.g. "--answers synthetic --osl-mean 64" (see `trajbench serve-sim --help`).',
-        ),
-        click.option(
-            "--max-completion-tokens",
-            default=None,
-            type=click.IntRange(min=1),
-            help="Override the profile's output cap (e.g. a tiny model in CI; not official).",
-        ),
-        click.option(
-            "--skip-preflight",
-            is_flag=True,
-            help="Start without first checking the endpoint (models list and one tiny request).",
-        ),
-        click.option(
-            "--max-response-mb",
-            default=64,
-            show_default=True,
-            type=click.IntRange(min=1),
-            help="Cap on everything one turn's response may send; beyond it the turn fails (too_large).",
-        ),
-        click.option(
-            "--max-event-mb",
-            default=8,
-            show_default=True,
-            type=click.IntRange(min=1),
-            help="Cap on one SSE line or event of a response (too_large beyond it).",
-        ),
-        click.option(
-            "--max-header-kb",
-            default=64,
-            show_default=True,
-            type=click.IntRange(min=1),
-            help="Cap on a response's status line and headers (too_large beyond it).",
-        ),
-        *SLO_OPTIONS,
-        PROGRESS_OPTION,
-        click.option(
-            "--replica-header",
-            default=None,
-            help="Keep this response header's value per turn (which replica served it; the simulator "
-            "sends X-Sim-Replica), for `trajbench analyze cache` (docs/cache.md).",
-        ),
-    ]
-
-    @functools.wraps(f)
-    def command(**kw: Any) -> Any:
-        ctx = click.get_current_context()
-        _command_line_wins(ctx, kw, ("headers", ()), ("no_session_header", False))
-        kw["shards_dir"] = _shards_of(ctx, kw["shards_dir"])
-        opts = RunOptions(**{name: kw.pop(name) for name in _RUN_OPTION_NAMES})
-        return f(opts=opts, **kw)
-
-    wrapped: Any = command
-    for option in reversed(options):
-        wrapped = option(wrapped)
-    return wrapped  # type: ignore[no-any-return]
+def _run_config(values: traces.Values, **fixed: Any) -> replay.RunConfig:
+    """The run's configuration, after the notes its options left (a profile chosen for the
+    shards, a run.json replayed over other rows)."""
+    config = replay.run_config(values, **fixed)
+    for note in values.notes:
+        click.echo(note, err=True)
+    return config
 
 
 def _say_target(config: replay.RunConfig) -> None:
@@ -1090,15 +759,7 @@ def _say_target(config: replay.RunConfig) -> None:
         )
 
 
-GATES_OPTION = click.option(
-    "--gates",
-    type=click.Choice(evaluation.GATE_MODES),
-    default="official",
-    show_default=True,
-    help="Accuracy bars: official (the profile's threshold and OSL band), dataset (research: derived from "
-    "this dataset's recorded answers), off (research: not judged); only official makes an official point "
-    "(docs/accuracy.md).",
-)
+GATES_OPTION = declared_option(evaluation.GATES_OPTION)
 
 
 _RUN_EXIT_CODES = """
@@ -1129,29 +790,17 @@ def _exit_codes(f: F) -> F:
 
 @replay_group.command("run")
 @example("trajbench replay run shards -c 8 --endpoint http://localhost:8000")
-@run_options
-@click.option(
-    "--concurrency",
-    "-c",
-    default=1,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Slots (simulated users), each with at most one request in flight.",
-)
-@click.option(
-    "--out", default=None, type=click.Path(file_okay=False), help="Run folder (default: trajbench-runs/<time>-c<C>)."
-)
-@GATES_OPTION
+@settled_options(jobs.SCORED_RUN_OPTIONS)
 @_exit_codes
-def replay_run(opts: RunOptions, concurrency: int, out: str | None, gates: str) -> None:
+def replay_run(values: traces.Values) -> None:
     """Replay SHARDS_DIR closed-loop and write a run folder (records, summary, report), then
     score its inline accuracy and OSL gate.
 
     Without --endpoint the embedded simulator serves the run: oracle answers from the shards and
     its step model 64x faster than the default (the run says so; --sim-args changes any of it)."""
-    config = opts.config(concurrency, out)
+    config = _run_config(values)
     _say_target(config)
-    result = replay.run_loop(jobs.scored_run(config, gates))
+    result = replay.run_loop(jobs.scored_run(config, values["gates"]))
     click.echo((result.run_dir / replay.REPORT_FILE).read_text("utf-8"), nl=False)
     for line in result.verdict.lines() if result.verdict is not None else []:
         click.echo(line)
@@ -1164,33 +813,9 @@ def replay_run(opts: RunOptions, concurrency: int, out: str | None, gates: str) 
 
 @replay_group.command("sweep")
 @example("trajbench replay sweep shards --concurrency 1,4,16 --out sweep --endpoint http://localhost:8000")
-@run_options
-@click.option(
-    "--concurrency", "-c", "concurrency_list", default=None, help="Comma-separated concurrencies, e.g. 1,2,4,8,16."
-)
-@click.option(
-    "--regions", is_flag=True, help="Place >= 7 points over log2 regions up to --max-concurrency (1 + 3 + 3)."
-)
-@click.option("--max-concurrency", default=64, show_default=True, type=click.IntRange(min=1), help="Top of --regions.")
-@click.option(
-    "--out", required=True, type=click.Path(file_okay=False), help="Sweep folder; rerun the same command to resume it."
-)
-@click.option(
-    "--add",
-    is_flag=True,
-    help="Add points to the existing sweep in --out: run only the concurrencies it lacks, keep the rest.",
-)
-@GATES_OPTION
+@settled_options(jobs.SCORED_SWEEP_OPTIONS)
 @_exit_codes
-def replay_sweep(
-    opts: RunOptions,
-    concurrency_list: str | None,
-    regions: bool,
-    max_concurrency: int,
-    out: str,
-    add: bool,
-    gates: str,
-) -> None:
+def replay_sweep(values: traces.Values) -> None:
     """One full replay per concurrency (each scored for accuracy), resumable; then `trajbench report`.
 
     Ctrl-C or SIGTERM drains the running point, marks it interrupted in sweep.json and stops the
@@ -1198,18 +823,11 @@ def replay_sweep(
     command resumes the sweep, rerunning that point. With --add, the sweep in --out grows by the
     concurrencies it lacks (results are submitted incrementally: a baseline, then more points).
     Without --endpoint every point runs against the embedded simulator, as in `replay run`."""
-    given: dict[str, Any] = {"concurrency_list": concurrency_list, "regions": regions}
-    _command_line_wins(click.get_current_context(), given, ("concurrency_list", None), ("regions", False))
-    concurrency_list, regions = given["concurrency_list"], given["regions"]
-    if regions == (concurrency_list is not None):
-        raise click.UsageError("give exactly one of --concurrency LIST or --regions")
-    levels = (
-        replay.region_concurrencies(max_concurrency) if regions else replay.parse_concurrencies(concurrency_list or "")
-    )
-    # overwrite: a sweep manages its own point folders
-    config = opts.config(1, None, overwrite=True)
+    levels = replay.sweep_levels(values)
+    config = _run_config(values, concurrency=1, out=None, overwrite=True)  # a sweep manages its own point folders
     _say_target(config)
-    folder = replay.run_loop(jobs.scored_sweep(config, levels, out, echo=click.echo, gates=gates, add=add))
+    sweep = jobs.scored_sweep(config, levels, values["out"], echo=click.echo, gates=values["gates"], add=values["add"])
+    folder = replay.run_loop(sweep)
     click.echo(f"sweep folder: {folder}  (next: trajbench report {folder} --out REPORT_DIR)")
 
 
@@ -1570,14 +1188,14 @@ def eval_swebench(
     with RichReporter(disable=not sys.stderr.isatty()) as reporter:
         s = run_swebench(opts, echo=click.echo, reporter=reporter)
     click.echo(
-        f"SWE-bench {s['profile']} ({s['runtime']}): {s['resolved']}/{s['instances']} resolved = {100 * s['score']:.2f}%, {s['unresolved']} unresolved, {s['incomplete']} incomplete"
+        f"SWE-bench {s.profile} ({s.runtime}): {s.resolved}/{s.instances} resolved = {100 * s.score:.2f}%, {s.unresolved} unresolved, {s.incomplete} incomplete"
     )
-    if s["incomplete"]:
-        todo = [i for i, status in s["results"].items() if status == "incomplete"]
+    if s.incomplete:
+        todo = s.todo()
         click.echo(
             f"incomplete (not counted as resolved; see <id>/agent.log, rerun with --resume): {', '.join(todo[:20])}{' …' if len(todo) > 20 else ''}"
         )
-    click.echo(f"wrote {Path(out) / 'swebench_summary.json'} and the swebench line of {Path(out) / 'scores.json'}")
+    click.echo(f"wrote {s.path(out)} and the swebench line of {Path(out) / evaluation.SCORES_FILE}")
 
 
 @eval_group.command("swebench-mean")

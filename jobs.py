@@ -18,12 +18,22 @@ docs/accuracy.md): they pass, and the report labels the frontier as not an offic
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import replay
 import traces
-from eval import EvalError, OslResult, Scores, gate_verdicts, inline_lines, osl_gate, osl_lines, score_run
+from eval import (
+    GATES_OPTION,
+    EvalError,
+    OslResult,
+    Scores,
+    gate_verdicts,
+    inline_lines,
+    osl_gate,
+    osl_lines,
+    score_run,
+)
 from replay import RunConfig, RunOutcome
 from replay.sim import describe, embedded_config
 from traces.synth import synthesize
@@ -37,6 +47,16 @@ DEMO_GATES = "dataset"
 #: The profile of the tokenizer the demo's shards are counted with, so the gates and the shards
 #: count the same tokens (docs/accuracy.md).
 DEMO_PROFILE = "qwen3.6-35b-a3b"
+
+#: The options of `replay run` and `replay sweep`: the replay's own, and the gates that judge it.
+SCORED_RUN_OPTIONS = (*replay.RUN_OPTIONS, GATES_OPTION)
+SCORED_SWEEP_OPTIONS = (*replay.SWEEP_RUN_OPTIONS, GATES_OPTION)
+
+
+def judged_by(config: RunConfig, gates: str) -> RunConfig:
+    """The configuration whose run.json records the gates it is judged by, so `--config run.json`
+    judges the replay alike (a run that passed under research gates stays under them)."""
+    return replace(config, extra_options={**config.extra_options, GATES_OPTION.key: gates})
 
 
 @dataclass(frozen=True)
@@ -103,7 +123,7 @@ class RunResult:
 
 
 async def scored_run(config: RunConfig, gates: str = "official") -> RunResult:
-    run_dir = await replay.run_replay(config)
+    run_dir = await replay.run_replay(judged_by(config, gates))
     outcome = RunOutcome.read(run_dir)
     verdict = None if outcome.all_failed else evaluate_point(run_dir, gates, progress=config.progress)
     return RunResult(run_dir, outcome, verdict)
@@ -129,7 +149,9 @@ async def scored_sweep(
         for line in evaluate_point(run_dir, gates, progress=base.progress).lines():
             echo(f"  {line}")
 
-    folder = await replay.run_sweep(base, concurrencies, out, after_point=after_point, echo=echo, add=add)
+    folder = await replay.run_sweep(
+        judged_by(base, gates), concurrencies, out, after_point=after_point, echo=echo, add=add
+    )
     for point in replay.SweepPlan.read(folder).points:
         run_dir = folder / point.dir
         modes = gate_verdicts(run_dir).modes
@@ -181,14 +203,17 @@ async def run_demo(out: str, echo: Echo = print, *, scale: float = 0.01, progres
     echo(
         f"[3/5] sweeping concurrency {', '.join(map(str, CONCURRENCIES))} against the embedded simulator ({describe(sim)}, delays skipped) …"
     )
-    base = RunConfig(
-        shards=str(shards_dir),
-        profile=DEMO_PROFILE,
-        concurrency=1,
-        inject_delays=False,
-        progress=progress,
-        overwrite=True,
-        sim=sim,
+    base = judged_by(
+        RunConfig(
+            shards=str(shards_dir),
+            profile=DEMO_PROFILE,
+            concurrency=1,
+            inject_delays=False,
+            progress=progress,
+            overwrite=True,
+            sim=sim,
+        ),
+        DEMO_GATES,
     )
 
     def after_point(run_dir: Path) -> None:

@@ -17,6 +17,7 @@ from .derive import (
     osl_band_from,
 )
 from .errors import EvalError, GateFailed
+from .gates import GATES_OPTION
 from .inline import score_run
 from .inline import summary_lines as inline_lines
 from .layout import OSL_FILE, SCORES_FILE
@@ -32,6 +33,7 @@ __all__ = [
     "DEFAULT_INLINE_FRACTION",
     "DEFAULT_OSL_TOLERANCE",
     "DEFAULT_SWEBENCH_FRACTION",
+    "GATES_OPTION",
     "GATE_MODES",
     "OSL_FILE",
     "SCORES_FILE",

@@ -27,6 +27,17 @@ import traces
 from .errors import EvalError
 from .results import GATE_MODES, RESEARCH_NOTE, Band, InlineGate, OslGate
 
+#: `--gates`, on every command that judges a run (`replay run`, `replay sweep`, `eval inline`,
+#: `eval osl`); a run records it (run.json's `options`), so `--config run.json` judges alike.
+GATES_OPTION = traces.Option(
+    "gates",
+    "Accuracy bars: official (the profile's threshold and OSL band), dataset (research: derived from this "
+    "dataset's recorded answers), off (research: not judged); only official makes an official point "
+    "(docs/accuracy.md).",
+    choices=GATE_MODES,
+    default="official",
+)
+
 #: The half-width of a dataset-derived OSL band, as a share of its centre.
 OSL_TOLERANCE = 0.10
 

@@ -1,5 +1,6 @@
 """The files eval writes into a run folder, as typed files (docs/files.md): `scores.json` (inline
-accuracy, in the reference scorer's shape) and `osl.json` (the OSL gate, both token counts)."""
+accuracy, in the reference scorer's shape, and the `swebench` line of a SWE-bench run) and
+`osl.json` (the OSL gate, both token counts)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 import traces
 
-from .layout import OSL_FILE, SCORES_FILE
+from .layout import OSL_FILE, SCORES_FILE, merge_scores
 
 #: How a gate's bar is set (docs/accuracy.md): the profile's official numbers, numbers derived
 #: from the dataset's own recorded answers (research), or no bar at all (research).
@@ -111,20 +110,7 @@ class Scores(traces.JsonFile):
 
     def write(self, folder: str | os.PathLike[str]) -> Path:
         """Write, keeping the keys other tools merged into an existing file."""
-        path = self.path(folder)
-        old: dict[str, Any] = {}
-        if path.is_file():
-            try:
-                loaded = orjson.loads(path.read_bytes())
-                old = loaded if isinstance(loaded, dict) else {}
-            except orjson.JSONDecodeError:
-                pass
-        mine = self.to_json()
-        merged = {**{k: v for k, v in old.items() if k not in mine}, **mine}
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        tmp.write_bytes(orjson.dumps(merged, option=orjson.OPT_INDENT_2) + b"\n")
-        os.replace(tmp, path)
-        return path
+        return merge_scores(folder, self.to_json())
 
 
 @dataclass(frozen=True)

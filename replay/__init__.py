@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING
 from traces.lazy import lazy_getattr
 
 from .client import ResponseLimits
-from .config import BACKENDS, DEFAULT_HEADERS, RunConfig
-from .errors import AllTurnsFailed, Interrupted, ReplayError
-from .results import RECORDS_FILE, REPORT_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FILE, Slo, parse_slo
+from .config import BACKENDS, DEFAULT_HEADERS, RUN_OPTIONS, RunConfig, recorded_options, run_config
+from .errors import AllTurnsFailed, Interrupted, ReplayError, UsageProblem
+from .results import RECORDS_FILE, REPORT_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FILE, Slo, build_summary, parse_slo
 
 if TYPE_CHECKING:
     from .client import StreamClient, StreamResult, event_loop, run_loop
     from .engine import TemplateParity, check_template, default_template_tokenizer, render_parity
-    from .options import OptionsFile, check_run_dataset, options_of_run, read_options_file
+    from .options import OptionsFile, check_run_dataset, read_options_file, settle
     from .report import Gates, GatesOf, Point, PointSet, build_report, collect_points, frontier, region_concurrencies
     from .results import (
         Record,
@@ -29,53 +29,13 @@ if TYPE_CHECKING:
         RunNumbers,
         RunOutcome,
         SweepPlan,
-        build_summary,
         read_records,
         read_run_info,
         records_path,
         write_results,
     )
     from .run import run_replay
-    from .sweep import parse_concurrencies, run_sweep
-
-_LAZY = {
-    "Gates": ".report",
-    "GatesOf": ".report",
-    "OptionsFile": ".options",
-    "Point": ".report",
-    "PointSet": ".report",
-    "Record": ".results",
-    "ResultSummary": ".results",
-    "RunInfo": ".results",
-    "RunNumbers": ".results",
-    "RunOutcome": ".results",
-    "StreamClient": ".client",
-    "StreamResult": ".client",
-    "SweepPlan": ".results",
-    "TemplateParity": ".engine",
-    "build_report": ".report",
-    "build_summary": ".results",
-    "check_run_dataset": ".options",
-    "check_template": ".engine",
-    "collect_points": ".report",
-    "default_template_tokenizer": ".engine",
-    "event_loop": ".client",
-    "frontier": ".report",
-    "options_of_run": ".options",
-    "parse_concurrencies": ".sweep",
-    "read_options_file": ".options",
-    "read_records": ".results",
-    "read_run_info": ".results",
-    "records_path": ".results",
-    "region_concurrencies": ".report",
-    "render_parity": ".engine",
-    "run_loop": ".client",
-    "run_replay": ".run",
-    "run_sweep": ".sweep",
-    "write_results": ".results",
-}
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
+    from .sweep import SWEEP_RUN_OPTIONS, parse_concurrencies, run_sweep, sweep_levels
 
 
 __all__ = [
@@ -84,8 +44,10 @@ __all__ = [
     "RECORDS_FILE",
     "REPORT_FILE",
     "RUN_FILE",
+    "RUN_OPTIONS",
     "SUMMARY_FILE",
     "SWEEP_FILE",
+    "SWEEP_RUN_OPTIONS",
     "AllTurnsFailed",
     "Gates",
     "GatesOf",
@@ -106,6 +68,7 @@ __all__ = [
     "StreamResult",
     "SweepPlan",
     "TemplateParity",
+    "UsageProblem",
     "build_report",
     "build_summary",
     "check_run_dataset",
@@ -114,17 +77,53 @@ __all__ = [
     "default_template_tokenizer",
     "event_loop",
     "frontier",
-    "options_of_run",
     "parse_concurrencies",
     "parse_slo",
     "read_options_file",
     "read_records",
     "read_run_info",
+    "recorded_options",
     "records_path",
     "region_concurrencies",
     "render_parity",
+    "run_config",
     "run_loop",
     "run_replay",
     "run_sweep",
+    "settle",
+    "sweep_levels",
     "write_results",
 ]
+
+_LAZY = {  # submodule: the names it gives, imported on first use
+    ".client": ("StreamClient", "StreamResult", "event_loop", "run_loop"),
+    ".engine": ("TemplateParity", "check_template", "default_template_tokenizer", "render_parity"),
+    ".options": ("OptionsFile", "check_run_dataset", "read_options_file", "settle"),
+    ".report": (
+        "Gates",
+        "GatesOf",
+        "Point",
+        "PointSet",
+        "build_report",
+        "collect_points",
+        "frontier",
+        "region_concurrencies",
+    ),
+    ".results": (
+        "Record",
+        "ResultSummary",
+        "RunInfo",
+        "RunNumbers",
+        "RunOutcome",
+        "SweepPlan",
+        "build_summary",
+        "read_records",
+        "read_run_info",
+        "records_path",
+        "write_results",
+    ),
+    ".run": ("run_replay",),
+    ".sweep": ("SWEEP_RUN_OPTIONS", "parse_concurrencies", "run_sweep", "sweep_levels"),
+}
+
+__getattr__ = lazy_getattr(__name__, _LAZY)

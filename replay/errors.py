@@ -21,3 +21,15 @@ class Interrupted(ReplayError):
     def __init__(self, message: str, exit_code: int) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+class UsageProblem(ReplayError):
+    """Options that cannot go together, or one that cannot be read, whether the command line or
+    a `--config` file gave them: a usage error (the CLI shows it as click does, exit code 2).
+    `option` names the one at fault, when there is one."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, option: str | None = None) -> None:
+        super().__init__(message)
+        self.option = option

@@ -1,12 +1,13 @@
-"""Options files for `replay run` and `replay sweep --config FILE`: YAML or JSON, or a finished
-run's run.json, which replays that run.
+"""`--config FILE` of `replay run` and `replay sweep`: a YAML or JSON file of options, or a
+finished run's run.json, which replays that run; and `settle`, which gives every option of a
+command its value: the command line's, else the file's, else the default.
 
-A file maps option names, spelled with underscores (`turn_timeout` for --turn-timeout, `header`
-for --header, `shards` for SHARDS_DIR), to values; the command line wins over it. This module
-reads a file and checks its shape; the CLI checks every key and value against the command's own
-options, so the two cannot drift apart. A run.json (recognised by its `trajbench_version`) is read
-as the typed `RunInfo` and `options_of_run` maps its fields back to the options that produced them;
-its other fields are facts of the run (start time, dataset, counts) and are not options.
+A file maps option keys, the names spelled with underscores (`turn_timeout` for --turn-timeout,
+`header` for --header, `shards` for SHARDS_DIR), to values. Keys and values are checked against
+the command's own option declarations (`traces.Option`), the ones its click options are made
+from, so the two cannot drift apart. A run.json (recognised by its `trajbench_version`) is read
+as the typed `RunInfo`; its `options` are the options the run was started with
+(`replay.config.recorded_options`), read as a file's; its other fields are facts of the run.
 
 The API key is never an option: a file that tries to set one is refused and told where the key
 goes (the environment variable named by `api_key_env`), so no key ever sits in a file trajbench
@@ -15,19 +16,20 @@ reads or writes.
 
 from __future__ import annotations
 
+import difflib
 import json
-import shlex
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 import traces
+from traces import Option, Values
 
-from .errors import ReplayError
-from .results import EMBEDDED_EVIDENCE, RunInfo
-from .sim import config_to_args, embedded_config
+from .errors import ReplayError, UsageProblem
+from .results import RunInfo
 
 #: Keys that would hold a secret: refused, never echoed.
 SECRET_KEYS = frozenset({"api_key", "apikey", "key", "openai_api_key", "token", "bearer_token", "password"})
@@ -79,7 +81,12 @@ def read_options_file(path: str | Path) -> OptionsFile:
             info = traces.from_json(RunInfo, data, str(path))
         except traces.ContractError as exc:
             raise ReplayError(f"{exc}; pass a run.json written by `trajbench replay run`, unchanged") from None
-        return OptionsFile(path, options_of_run(info), {}, info)
+        if info.options is None:
+            raise ReplayError(
+                f"{path}: written by trajbench {info.trajbench_version}, which did not record the run's options; "
+                "pass them on the command line (or in a --config file) instead"
+            )
+        return OptionsFile(path, info.options, {}, info)
     return OptionsFile(path, {k: v for k, v in data.items() if v is not None}, lines)
 
 
@@ -132,60 +139,6 @@ def _key_lines(path: Path, text: str) -> dict[str, int]:
     return lines
 
 
-def _served_name(profile: str) -> str | None:
-    try:
-        return traces.get_profile(profile).served_model_name
-    except traces.TraceError:
-        return None
-
-
-def options_of_run(info: RunInfo) -> dict[str, Any]:
-    """The options that replay the run a run.json describes (None values dropped: defaults).
-
-    The endpoint is not an option when the run started its own simulator (its loopback port
-    died with it): the embedded simulator is started again, with the run's settings expressed
-    as --sim-args over the embedded defaults for the shards (empty when the run used them)."""
-    embedded = info.simulator is not None or info.target_evidence == EMBEDDED_EVIDENCE
-    sim_args = None
-    if info.simulator is not None:
-        # the embedded simulator answers from the shards being replayed, whichever they are
-        ran = replace(info.simulator, shards=info.shards)
-        sim_args = shlex.join(config_to_args(ran, embedded_config(info.shards))) or None
-    values: dict[str, Any] = {
-        "shards": info.shards,
-        "endpoint": None if embedded else info.endpoint,
-        "profile": info.profile,
-        # run.json holds what was sent; what was the default then is left to the default now, so
-        # another --profile or other shards on the command line are replayed as themselves
-        "model": None if info.model == _served_name(info.profile) else info.model,
-        "concurrency": info.concurrency,
-        "trajectories": None if info.num_trajectories == info.dataset.instances else info.num_trajectories,
-        "no_delays": not info.inject_delays,
-        "stop_at_window_end": info.stop_at_window_end,
-        "turn_timeout": info.turn_timeout,
-        "drain_timeout": info.drain_timeout,
-        "header": list(info.headers) or None,
-        "no_session_header": not info.headers,
-        "workers": info.workers,
-        "backend": None if info.backend == "auto" else info.backend,
-        "ray_address": info.ray_address,
-        "ray_resource": info.ray_resource,
-        "min_workers": info.min_workers,
-        "tokenizer": info.tokenizer,
-        "api_key_env": info.api_key_env,
-        "sim_args": sim_args,
-        "max_completion_tokens": info.max_completion_tokens,
-        "skip_preflight": info.skip_preflight,
-        "max_response_mb": info.limits.max_response_bytes >> 20,
-        "max_event_mb": info.limits.max_event_bytes >> 20,
-        "max_header_kb": info.limits.max_header_bytes >> 10,
-        "slo": info.slo.turn_spec() if info.slo is not None else None,
-        "session_slo": info.slo.session_s if info.slo is not None else None,
-        "replica_header": info.replica_header,
-    }
-    return {k: v for k, v in values.items() if v is not None}
-
-
 def check_run_dataset(info: RunInfo, source: Path, shards_dir: str, *, named_on_command_line: bool) -> str | None:
     """Compare the dataset a run.json replayed with the shards about to be replayed.
 
@@ -207,3 +160,63 @@ def check_run_dataset(info: RunInfo, source: Path, shards_dir: str, *, named_on_
         "would not be the same run; rebuild the shards from the same inputs and options (`trajbench traces "
         "build`), or name a shard folder on the command line to replay these options over other rows"
     )
+
+
+def settle(
+    options: Sequence[Option], given: Mapping[str, Any], config_file: str | Path | None, *, command: str
+) -> Values:
+    """Every option of a command by key: the command line's value (`given`: only the options
+    it gave), else the `--config` file's, else the declared default. An option given on the
+    command line unsets the file's value of the options it excludes (--no-session-header, the
+    file's header). Errors name the file, the line and the key, and say how to fix it;
+    `command` (`trajbench replay run`) is the command whose --help describes the values."""
+    file = read_options_file(config_file) if config_file is not None else None
+    by_key = {o.key: o for o in options}
+    from_file: dict[str, Any] = {}
+    for key, raw in (file.values if file is not None else {}).items():
+        assert file is not None
+        where = file.where(key)
+        option = by_key.get(key)
+        if option is None:
+            close = difflib.get_close_matches(key.replace("-", "_").lower(), by_key, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ReplayError(f"{where}: unknown key {key!r}{hint}; valid keys: {', '.join(sorted(by_key))}")
+        try:
+            from_file[key] = option.from_file(raw)
+        except (ValueError, traces.TraceError) as exc:
+            raise ReplayError(f"{where}: {key}: {exc}; fix the value (`{command} --help` describes it)") from None
+    unset = {excluded for o in options if o.key in given for excluded in o.excludes}
+    values = Values()
+    for o in options:
+        if o.key in given:
+            values[o.key] = given[o.key]
+        elif o.key in from_file and o.key not in unset:
+            values[o.key] = from_file[o.key]
+        else:
+            values[o.key] = () if o.multiple else o.default
+    for o in options:
+        if o.kind == "argument":
+            _check_folder(o, values, o.key in given, file)
+        elif o.required and values[o.key] is None:
+            raise UsageProblem(f"Missing option '{o.flag}' (or `{o.key}` in the --config file).")
+    return values
+
+
+def _check_folder(option: Option, values: Values, named: bool, file: OptionsFile | None) -> None:
+    """SHARDS_DIR, from the command line or the file: the file's must be a folder, and a
+    run.json's own shards must still hold the dataset the run replayed (`check_run_dataset`)."""
+    folder = values[option.key]
+    if folder is None:
+        name = (option.metavar or option.key).strip("[]")
+        raise UsageProblem(f"Missing argument '{name}' (or `{option.key}` in the --config file).")
+    if file is None:
+        return
+    if not named and not Path(folder).is_dir():
+        raise ReplayError(
+            f"{file.where(option.key)}: {option.key}: no folder {folder}; build the shards there "
+            "(`trajbench traces build`) or name the shard folder on the command line"
+        )
+    if file.run is not None:
+        note = check_run_dataset(file.run, file.path, folder, named_on_command_line=named)
+        if note:
+            values.notes.append(note)

@@ -31,7 +31,7 @@ import traces
 from traces import Shards
 
 from .client import Connections, current_loop
-from .config import RunConfig, slots_of_worker
+from .config import RunConfig, recorded_options, slots_of_worker
 from .engine import CacheMetrics, Target, identify, preflight, scrape
 from .errors import ReplayError
 from .loop import (
@@ -460,4 +460,5 @@ def run_info(
         event_loop=current_loop(),
         slo=config.slo if config.slo.given else None,
         replica_header=config.replica_header,
+        options=recorded_options(config),
     )

@@ -25,17 +25,18 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import traces
-from traces import make_dir
+from traces import Option, make_dir
 
-from .config import RunConfig
-from .errors import AllTurnsFailed, Interrupted, ReplayError
+from .config import RUN_OPTIONS, RunConfig
+from .errors import AllTurnsFailed, Interrupted, ReplayError, UsageProblem
 from .loop import Interrupt
-from .report import point_line, read_numbers, sweep_table
+from .report import point_line, read_numbers, region_concurrencies, sweep_table
 from .results import RUN_FILE, SWEEP_FILE, RunOutcome, SweepPlan, SweepPoint
 
 AfterPoint = Callable[[Path], None]
@@ -52,6 +53,53 @@ def parse_concurrencies(text: str) -> list[int]:
     if len(values) > 32:
         raise ReplayError(f"--concurrency {text!r}: at most 32 points")
     return values
+
+
+def _concurrency_list(raw: Any) -> str:
+    """A file's concurrencies: 8, [1, 2, 4] or "1,2,4" (as --concurrency takes them)."""
+    if isinstance(raw, list) and raw and all(isinstance(v, int) and not isinstance(v, bool) for v in raw):
+        return ",".join(map(str, raw))
+    if isinstance(raw, (int, str)) and not isinstance(raw, bool):
+        return str(raw)
+    raise ValueError(f"expected a concurrency or a list of them, e.g. [1, 2, 4, 8], found {json.dumps(raw)[:60]}")
+
+
+#: `replay sweep`'s own options, in place of `replay run`'s --concurrency and --out.
+SWEEP_OPTIONS = (
+    Option(
+        "concurrency",
+        "Comma-separated concurrencies, e.g. 1,2,4,8,16.",
+        short="-c",
+        excludes=("regions",),
+        read=_concurrency_list,
+    ),
+    Option(
+        "regions",
+        "Place >= 7 points over log2 regions up to --max-concurrency (1 + 3 + 3).",
+        type=bool,
+        default=False,
+        excludes=("concurrency",),
+    ),
+    Option("max-concurrency", "Top of --regions.", type=int, default=64, minimum=1),
+    Option("out", "Sweep folder; rerun the same command to resume it.", kind="dir", required=True, recorded=False),
+    Option(
+        "add",
+        "Add points to the existing sweep in --out: run only the concurrencies it lacks, keep the rest.",
+        type=bool,
+        default=False,
+    ),
+)
+#: Every option of `replay sweep` (but the jobs' --gates), in `--help` order.
+SWEEP_RUN_OPTIONS = (*(o for o in RUN_OPTIONS if o.key not in ("concurrency", "out")), *SWEEP_OPTIONS)
+
+
+def sweep_levels(values: Mapping[str, Any]) -> list[int]:
+    """The concurrencies a sweep's settled options ask for: --concurrency's list or --regions."""
+    if values["regions"] == (values["concurrency"] is not None):
+        raise UsageProblem("give exactly one of --concurrency LIST or --regions")
+    if values["regions"]:
+        return region_concurrencies(values["max_concurrency"])
+    return parse_concurrencies(values["concurrency"])
 
 
 def _check_folder(folder: Path) -> None:
@@ -106,7 +154,8 @@ async def run_sweep(
             {
                 k: v
                 for k, v in traces.to_json(base).items()
-                if k not in ("api_key", "api_key_env", "out", "concurrency", "progress", "skip_preflight")
+                if k
+                not in ("api_key", "api_key_env", "out", "concurrency", "progress", "skip_preflight", "extra_options")
                 and not (k == "slo" and not base.slo.given)  # a sweep without an SLO reads as before SLOs
             }
         )

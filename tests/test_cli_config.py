@@ -8,15 +8,18 @@ the round trip runs for real against the embedded simulator, twice."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 import yaml
 
 import cli
 import jobs
 import traces
+from eval import OslResult, Scores
 from replay import ResultSummary, RunConfig, RunInfo, Slo, event_loop
 from replay.results.records import Record, read_records
 from replay.sim import embedded_config
@@ -30,8 +33,8 @@ RUN_KEYS = (
 
 
 class Captured(Exception):
-    def __init__(self, config: RunConfig, levels: Any = None) -> None:
-        self.config, self.levels = config, levels
+    def __init__(self, config: RunConfig, levels: Any = None, gates: str | None = None) -> None:
+        self.config, self.levels, self.gates = config, levels, gates
 
 
 @pytest.fixture
@@ -39,10 +42,10 @@ def captured(monkeypatch: pytest.MonkeyPatch) -> None:
     """The jobs stop with the config the command built (nothing is replayed)."""
 
     async def run(config: RunConfig, gates: str = "official") -> Any:
-        raise Captured(config)
+        raise Captured(config, gates=gates)
 
     async def sweep(config: RunConfig, levels: Any, out: Any, echo: Any = None, **kw: Any) -> Any:
-        raise Captured(config, levels)
+        raise Captured(config, levels, kw.get("gates"))
 
     monkeypatch.setattr(jobs, "scored_run", run)
     monkeypatch.setattr(jobs, "scored_sweep", sweep)
@@ -106,6 +109,17 @@ def test_a_sweep_takes_its_concurrencies_from_the_file_unless_told(
     assert regions.levels[0] == 1 and regions.levels[-1] == 8  # --regions beats the file's list
 
 
+def test_a_sweeps_folder_may_come_from_the_file_but_must_come(
+    tmp_path: Path, sample_shards: Path, captured: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = write(tmp_path / "sweep.yaml", {"shards": str(sample_shards), "concurrency": [1, 2], "gates": "off"})
+    code, err = error_of(["replay", "sweep", "--config", str(cfg)], capsys)
+    assert code == 2 and "Missing option '--out' (or `out` in the --config file)." in err
+    write(cfg, {"shards": str(sample_shards), "concurrency": [1, 2], "gates": "off", "out": str(tmp_path / "s")})
+    swept = config_of(["replay", "sweep", "--config", str(cfg)])
+    assert (swept.levels, swept.gates, swept.config.out) == ([1, 2], "off", None)  # points get their own folders
+
+
 def test_an_unknown_key_lists_the_valid_ones(
     tmp_path: Path, sample_shards: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -123,17 +137,18 @@ def test_an_unknown_key_lists_the_valid_ones(
 @pytest.mark.parametrize(
     ("name", "text", "line", "message"),
     [
-        ("o.yaml", "concurrency: 2\nturn_timeout: soon\n", 2, 'turn_timeout: expected a number, found "soon"'),
-        ("o.yaml", "concurrency: true\n", 1, "concurrency: expected an integer, found true"),
+        ("o.yaml", "concurrency: 2\nturn_timeout: soon\n", 2, 'turn_timeout: expected a number > 0, found "soon"'),
+        ("o.yaml", "concurrency: true\n", 1, "concurrency: expected an integer >= 1, found true"),
         ("o.yaml", "no_delays: 1\n", 1, "no_delays: expected true or false, found 1"),
-        ("o.json", '{\n  "concurrency": "8"\n}', 2, 'concurrency: expected an integer, found "8"'),
+        ("o.json", '{\n  "concurrency": "8"\n}', 2, 'concurrency: expected an integer >= 1, found "8"'),
         (
             "o.json",
             '{"profile": "gpt-9"}',
             1,
             "profile: unknown profile 'gpt-9'; choose one of kimi-k2.6, kimi-k3, qwen3.6-35b-a3b (or load a user profile",
         ),
-        ("o.json", '{"workers": 0}', 1, "workers: 0 is not in the range x>=1"),
+        ("o.json", '{"workers": 0}', 1, "workers: expected an integer >= 1, found 0; fix the value"),
+        ("o.yaml", "backend: slurm\n", 1, 'backend: expected one of auto, process, ray, found "slurm"; fix the value'),
     ],
 )
 def test_a_value_of_the_wrong_type_names_the_file_and_the_key(
@@ -196,7 +211,7 @@ def test_a_run_replayed_from_its_run_json_has_the_same_options(
         "--turn-timeout", "77", "--drain-timeout", "3", "--header", "X-A", "--header", "X-B", "--skip-preflight",
         "--max-completion-tokens", "4000", "--max-response-mb", "32", "--max-event-mb", "4", "--max-header-kb", "32",
         "--api-key-env", "TRAJBENCH_TEST_KEY", "--sim-args", "--seed 3 --replicas 2", "--out", str(first),
-        "--slo", "ttft_ms=60000,tpot_ms=1000", "--session-slo", "3600",
+        "--slo", "ttft_ms=60000,tpot_ms=1000", "--session-slo", "3600", "--gates", "dataset",
     ]  # fmt: skip
     cli.main(argv)
     out = capsys.readouterr().out
@@ -204,7 +219,7 @@ def test_a_run_replayed_from_its_run_json_has_the_same_options(
         "target: embedded simulator — oracle answers from the shards, step model 64× faster, 2 replicas (affinity "
         "router); pass --endpoint to measure a server, --sim-args to change it\n"
     )
-    assert "PASS: kimi-k3 needs" in out  # oracle answers: the inline gate passes
+    assert "PASS: research gate (dataset-derived) needs" in out  # oracle answers: the inline gate passes
     was = RunInfo.read(first)
     # every option differs from its default, so a mapping that drops one fails below
     assert (was.concurrency, was.num_trajectories, was.inject_delays, was.stop_at_window_end) == (3, 20, False, True)
@@ -237,7 +252,113 @@ def test_a_run_replayed_from_its_run_json_has_the_same_options(
     capsys.readouterr()
     now = RunInfo.read(again)
     assert _option_fields(now) == _option_fields(was)
+    # judged by the same gates: a run that passed under research gates is not replayed under
+    # the official ones (where its OSL gate would fail)
+    assert Scores.read(first).gates.mode == Scores.read(again).gates.mode == "dataset"
+    assert OslResult.read(again).gates.mode == "dataset"
     assert now.started_at >= was.started_at and now.endpoint != "" and now.target == "simulated"
+
+
+#: A value other than the default for every option `replay run` records (argv words by key),
+#: against the embedded simulator; `endpoint` and `no_session_header` are the second case's. A
+#: new option is added here, or the test below says it was left out of the round trip.
+NOT_DEFAULTS = {
+    "profile": ["--profile", "qwen3.6-35b-a3b"],
+    "model": ["--model", "served-name"],
+    "trajectories": ["--trajectories", "20"],
+    "no_delays": ["--no-delays"],
+    "stop_at_window_end": ["--stop-at-window-end"],
+    "turn_timeout": ["--turn-timeout", "77"],
+    "drain_timeout": ["--drain-timeout", "3"],
+    "header": ["--header", "X-A", "--header", "X-B"],
+    "workers": ["--workers", "2"],
+    "backend": ["--backend", "ray"],
+    "ray_address": ["--ray-address", "10.0.0.1:6379"],
+    "ray_resource": ["--ray-resource", "gpu-node"],
+    "min_workers": ["--min-workers", "2"],
+    "tokenizer": ["--tokenizer", "qwen3.6"],
+    "api_key_env": ["--api-key-env", "TRAJBENCH_TEST_KEY"],
+    "sim_args": ["--sim-args", "--seed 3 --replicas 2 --fail-kinds 500,reset --cache-tokens unlimited"],
+    "max_completion_tokens": ["--max-completion-tokens", "4000"],
+    "skip_preflight": ["--skip-preflight"],
+    "max_response_mb": ["--max-response-mb", "32"],
+    "max_event_mb": ["--max-event-mb", "4"],
+    "max_header_kb": ["--max-header-kb", "32"],
+    "slo": ["--slo", "ttft_ms=2000,tpot_ms=50"],
+    "session_slo": ["--session-slo", "600"],
+    "replica_header": ["--replica-header", "X-Sim-Replica"],
+    "concurrency": ["-c", "3"],
+    "gates": ["--gates", "dataset"],
+}
+WITH_ENDPOINT = {"endpoint": ["--endpoint", "http://127.0.0.1:9"], "no_session_header": ["--no-session-header"]}
+
+
+@pytest.mark.parametrize(
+    ("command", "options"), [("run", jobs.SCORED_RUN_OPTIONS), ("sweep", jobs.SCORED_SWEEP_OPTIONS)]
+)
+def test_the_command_line_is_made_from_the_declarations(
+    command: str, options: tuple[traces.Option, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    params = {p.name: p for p in cli.replay_group.commands[command].params}
+    in_order = [name for o in options for name in (("profile_files",) if o.kind == "profile" else ()) + (o.key,)]
+    assert list(params) == ["config", *in_order]  # --help lists them as declared
+    declared = {o.key: o for o in options}
+    for key, option in declared.items():
+        param = params[key]
+        assert param.default == (option.default if not option.multiple else None) or option.kind == "argument"
+        if option.kind != "argument":
+            assert isinstance(param, click.Option) and param.help == option.help
+    cli.main(["replay", command, "--help"])
+    shown = "".join(capsys.readouterr().out.split())  # rewrapped, maybe at a hyphen
+    for option in options:
+        assert "".join(option.help.split()) in shown, option.key  # every help text, as declared
+
+
+def test_every_option_but_the_display_and_the_folder_is_recorded() -> None:
+    recorded = {o.key for o in jobs.SCORED_RUN_OPTIONS if o.recorded}
+    assert recorded == {"shards", *NOT_DEFAULTS, *WITH_ENDPOINT}
+    assert {o.key for o in jobs.SCORED_RUN_OPTIONS if not o.recorded} == {"out", "overwrite", "progress"}
+
+
+@pytest.mark.parametrize("case", ["simulator", "endpoint"])
+def test_every_option_round_trips_through_run_json(
+    case: str, tmp_path: Path, sample_shards: Path, captured: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """options → RunConfig → run.json → `--config run.json` → the same RunConfig and gates."""
+    monkeypatch.setenv("TRAJBENCH_TEST_KEY", "sk-never-written")
+    words = (
+        NOT_DEFAULTS
+        if case == "simulator"
+        else {k: v for k, v in NOT_DEFAULTS.items() if k not in ("header", "sim_args")} | WITH_ENDPOINT
+    )
+    argv = [
+        str(sample_shards),
+        *(w for piece in words.values() for w in piece),
+        "--out",
+        str(tmp_path / "x"),
+        "--progress",
+        "none",
+    ]
+    first = config_of(["replay", "run", *argv])
+    assert first.gates == "dataset"
+    info = _fake_run_json(tmp_path / "run", sample_shards, jobs.judged_by(first.config, first.gates or ""))
+    assert info.options is not None and "sk-never-written" not in (tmp_path / "run" / "run.json").read_text()
+    assert set(info.options) == {"shards", *words, *(("no_session_header",) if case == "simulator" else ())}
+    again = config_of(["replay", "run", "--config", str(tmp_path / "run" / "run.json")])
+    assert again.gates == first.gates
+    assert again.config == replace(first.config, out=None, progress="auto")  # what says nothing of the run
+    assert again.config.api_key == "sk-never-written"  # read again from the variable the run named
+    if case == "simulator":
+        assert again.config.sim is not None and (again.config.sim.seed, again.config.sim.cache_tokens) == (3, None)
+
+
+def test_a_run_json_without_recorded_options_says_what_to_do(
+    tmp_path: Path, sample_shards: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    info = _fake_run_json(tmp_path / "run", sample_shards)
+    replace(info, options=None).write(tmp_path / "run")
+    code, err = error_of(["replay", "run", "--config", str(tmp_path / "run" / "run.json")], capsys)
+    assert code == 1 and "which did not record the run's options; pass them on the command line" in err
 
 
 def test_a_run_json_whose_shards_changed_is_refused(
@@ -267,15 +388,15 @@ def traces_sample() -> Path:
     return Path(traces.__file__).parent / "data" / "sample.jsonl"
 
 
-def _fake_run_json(run_dir: Path, shards: Path) -> RunInfo:
+def _fake_run_json(run_dir: Path, shards: Path, config: RunConfig | None = None) -> RunInfo:
     """A run.json as `replay run` writes it, without running (its facts do not matter here)."""
     from replay.run import run_info
 
-    config = RunConfig(shards=str(shards), concurrency=2, sim=embedded_config(str(shards.resolve())))
+    config = config or RunConfig(shards=str(shards), concurrency=2, sim=embedded_config(str(shards.resolve())))
     s = traces.Shards(shards)
     run_dir.mkdir()
     info = run_info(
-        config, s, traces.get_profile("kimi-k3"), "http://127.0.0.1:1", "simulated", 4, simulator=config.sim
+        config, s, traces.get_profile(config.profile), "http://127.0.0.1:1", "simulated", 4, simulator=config.sim
     )
     info.write(run_dir)
     return info

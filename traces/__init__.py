@@ -18,6 +18,7 @@ from .formats import FORMATS, Format, read_sources, validate_sources
 from .inputs import iter_json_objects, iter_lines
 from .lazy import lazy_getattr
 from .model import Row, Trajectory, content_text, domain_of
+from .option import Option, Values, declare, declared, options_of
 from .outdir import check_writable, make_dir, replace_dir, sweep_stale, temp_sibling
 from .profiles import (
     PROFILES_ENV,
@@ -33,7 +34,7 @@ from .profiles import (
     read_profile_file,
     write_profile_file,
 )
-from .progress import PLAIN_SECONDS, PROGRESS_MODES, PROGRESS_SECONDS_ENV, Progress, plain_seconds
+from .progress import PLAIN_SECONDS, PROGRESS_MODES, PROGRESS_OPTION, PROGRESS_SECONDS_ENV, Progress, plain_seconds
 from .publish import REGISTRY_ENV, HashRegistry, Release, publish, registered_hash, registry_path
 from .requests import SALT_MODES, PromptBuilder, Salt, make_salt, request_body, wire_messages
 from .shards import (
@@ -51,7 +52,6 @@ from .shards import (
     TurnRow,
     Verification,
     build_shards,
-    export_jsonl,
     export_shards,
     iter_prompts,
     logical_id,
@@ -66,14 +66,6 @@ from .version import __version__
 if TYPE_CHECKING:
     from .cards import check_card, parse_card, write_card
 
-_LAZY = {
-    "check_card": ".cards",
-    "parse_card": ".cards",
-    "write_card": ".cards",
-}
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
-
 
 __all__ = [
     "FORMATS",
@@ -83,6 +75,7 @@ __all__ = [
     "PLAIN_SECONDS",
     "PROFILES_ENV",
     "PROGRESS_MODES",
+    "PROGRESS_OPTION",
     "PROGRESS_SECONDS_ENV",
     "REGISTRY_ENV",
     "SALT_MODES",
@@ -99,6 +92,7 @@ __all__ = [
     "JsonFile",
     "Manifest",
     "MessagesHasher",
+    "Option",
     "Profile",
     "ProfileError",
     "Progress",
@@ -115,6 +109,7 @@ __all__ = [
     "Trajectory",
     "TurnPrompt",
     "TurnRow",
+    "Values",
     "Verification",
     "__version__",
     "add_profile_files",
@@ -125,11 +120,12 @@ __all__ = [
     "check_writable",
     "content_line",
     "content_text",
+    "declare",
+    "declared",
     "distribution",
     "domain_of",
     "error_count",
     "error_lines",
-    "export_jsonl",
     "export_shards",
     "format_size",
     "from_json",
@@ -141,6 +137,7 @@ __all__ = [
     "make_dir",
     "make_salt",
     "messages_sha256",
+    "options_of",
     "parse_card",
     "parse_size",
     "pct_key",
@@ -170,3 +167,9 @@ __all__ = [
     "write_card",
     "write_profile_file",
 ]
+
+_LAZY = {  # submodule: the names it gives, imported on first use
+    ".cards": ("check_card", "parse_card", "write_card"),
+}
+
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -1,11 +1,9 @@
-"""Output folders: creating them with a clear error, what `--overwrite` may replace, and the
+"""Output folders: creating them with a clear error, replacing one atomically, and the
 temporary siblings an atomic build leaves when it is killed.
 
-`--overwrite` deletes a folder, so it must only ever delete what trajbench itself wrote: a
-shard folder (a `manifest.json` trajbench wrote) that holds none of the command's inputs, or an
-empty folder. `traces build data/x.jsonl --out data --overwrite` must refuse, not delete the
-dataset it was asked to read. (Run and sweep folders follow the same rule in `replay`: a run
-folder is one with `run.json`, a sweep folder one with `sweep.json`.)
+What `--overwrite` may replace is the owner's to say: a shard folder trajbench wrote that holds
+none of the inputs, or an empty folder (`traces.shards.layout.check_replaceable`); a run folder
+is one with `run.json`, a sweep folder one with `sweep.json` (`replay`).
 
 A build writes into `.NAME.building-PID` and swaps an old folder out through `.NAME.old-PID`.
 An exception or a signal the CLI turns into one removes them; a SIGKILL cannot, so the next
@@ -14,17 +12,13 @@ build next to it removes those whose process is gone.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable
 from pathlib import Path
 
 from .errors import TraceError
-
-MANIFEST = "manifest.json"
 
 
 def make_dir(path: Path, *, option: str = "--out", error: type[Exception] = TraceError) -> Path:
@@ -60,45 +54,6 @@ def unwritable(path: Path, exc: OSError, *, option: str = "--out", error: type[E
         else exc.strerror
     )
     return error(f"{option} {path}: cannot write here ({why}); choose a writable location for {option}")
-
-
-def is_shard_folder(path: Path) -> bool:
-    """A folder `trajbench traces build` wrote: its manifest names trajbench as the writer."""
-    try:
-        manifest = json.loads((path / MANIFEST).read_text("utf-8"))
-    except (OSError, ValueError):
-        return False
-    return (
-        isinstance(manifest, dict)
-        and str(manifest.get("generated_by", "")).startswith("trajbench ")
-        and "format_version" in manifest
-    )
-
-
-def _inside(child: Path, folder: Path) -> bool:
-    try:
-        return child.resolve().is_relative_to(folder.resolve())
-    except (OSError, RuntimeError):
-        return True  # cannot tell: assume the worst
-
-
-def check_replaceable(out: Path, inputs: Iterable[str | os.PathLike[str]]) -> None:
-    """Raise unless `--overwrite` may delete `out`: an empty folder, or a shard folder, and in
-    either case not one that holds (or is) an input."""
-    if not out.is_dir():
-        raise TraceError(
-            f"--out {out}: is a file, not a shard folder; --overwrite replaces only a folder `trajbench traces build` wrote, so choose another --out"
-        )
-    for src in inputs:
-        if _inside(Path(src), out):
-            raise TraceError(
-                f"--out {out}: holds the input {src}; --overwrite would delete it, so choose an --out outside the inputs' folders"
-            )
-    if any(out.iterdir()) and not is_shard_folder(out):
-        raise TraceError(
-            f"--out {out}: not a shard folder (no {MANIFEST} written by trajbench); --overwrite replaces only a folder "
-            "`trajbench traces build` wrote, so choose another --out (or empty this one yourself)"
-        )
 
 
 def temp_sibling(out: Path, kind: str) -> Path:

@@ -29,6 +29,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, TextIO
 
 from .errors import TraceError
+from .option import Option
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions
@@ -42,6 +43,16 @@ PROGRESS_MODES = ("auto", "rich", "plain", "none")
 PLAIN_SECONDS = 5.0
 #: Environment variable that changes the plain interval (e.g. 60 for a long Slurm job).
 PROGRESS_SECONDS_ENV = "TRAJBENCH_PROGRESS_SECONDS"
+#: `--progress`, the same on every long command: what a person watches, never part of a run's
+#: record.
+PROGRESS_OPTION = Option(
+    "progress",
+    f"Progress on stderr: rich (a live line), plain (a status line every {PLAIN_SECONDS:g} s; "
+    f"{PROGRESS_SECONDS_ENV} sets another interval), none; auto = rich on a terminal, else plain.",
+    choices=PROGRESS_MODES,
+    default="auto",
+    recorded=False,
+)
 #: Redraws per second of the rich line.
 RICH_REFRESH = 2.0
 

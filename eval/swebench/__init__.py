@@ -11,7 +11,7 @@ from .dataset import load_instances
 from .errors import SwebenchError
 from .progress import Reporter, RichReporter
 from .run import RUNTIMES, SwebenchOptions, run_swebench
-from .summary import REGION_RUNS, MeanResult, read_summary, swebench_mean
+from .summary import REGION_RUNS, MeanResult, Provenance, SwebenchScore, SwebenchSummary, read_summary, swebench_mean
 from .templates import TEMPLATES
 
 __all__ = [
@@ -20,10 +20,13 @@ __all__ = [
     "SUMMARY_FILE",
     "TEMPLATES",
     "MeanResult",
+    "Provenance",
     "Reporter",
     "RichReporter",
     "SwebenchError",
     "SwebenchOptions",
+    "SwebenchScore",
+    "SwebenchSummary",
     "load_instances",
     "read_summary",
     "run_swebench",

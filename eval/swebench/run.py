@@ -23,7 +23,6 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import traces
 
@@ -32,7 +31,16 @@ from .dataset import load_instances
 from .errors import SwebenchError
 from .instances import InstanceRunner
 from .progress import Reporter
-from .summary import GRADE_FILE, PATCH_FILE, build_summary, instance_dir, write_json, write_results
+from .summary import (
+    GRADE_FILE,
+    PATCH_FILE,
+    Provenance,
+    SwebenchSummary,
+    build_summary,
+    instance_dir,
+    write_json,
+    write_results,
+)
 from .templates import TEMPLATES
 
 Echo = Callable[[str], None]
@@ -64,7 +72,7 @@ class SwebenchOptions:
     test_timeout: int = 1800  # seconds per instance's tests, the harness default
 
 
-def run_swebench(opts: SwebenchOptions, *, echo: Echo = print, reporter: Reporter | None = None) -> dict[str, Any]:
+def run_swebench(opts: SwebenchOptions, *, echo: Echo = print, reporter: Reporter | None = None) -> SwebenchSummary:
     """Run (or resume) a SWE-bench run; returns the summary it wrote."""
     reporter = reporter or Reporter()
     _check_options(opts)
@@ -98,15 +106,15 @@ def run_swebench(opts: SwebenchOptions, *, echo: Echo = print, reporter: Reporte
     traces.make_dir(out, error=SwebenchError)
     ids = [i["instance_id"] for i in instances]
     versions = deps.versions()
-    provenance = {
-        "model": served,
-        "endpoint": opts.endpoint,
-        "template": profile.swebench_template,
-        "isolated": opts.runtime == "docker",
-        "versions": versions,
-        "workers": opts.workers,
-        "dataset": Path(opts.dataset).name,
-    }
+    provenance = Provenance(
+        model=served,
+        endpoint=opts.endpoint,
+        template=profile.swebench_template,
+        isolated=opts.runtime == "docker",
+        versions=versions,
+        workers=opts.workers,
+        dataset=Path(opts.dataset).name,
+    )
     write_json(
         out / CONFIG_FILE, {**{k: v for k, v in asdict(opts).items()}, "agent_config": config, "versions": versions}
     )
@@ -127,7 +135,7 @@ def run_swebench(opts: SwebenchOptions, *, echo: Echo = print, reporter: Reporte
         runner.run(todo_agent, todo_grade)
     finally:
         summary = build_summary(
-            out, ids, profile=profile.name, runtime=opts.runtime, concurrency=opts.concurrency, extra=provenance
+            out, ids, profile=profile.name, runtime=opts.runtime, concurrency=opts.concurrency, provenance=provenance
         )
         write_results(out, summary)
     return summary

@@ -4,24 +4,23 @@
 Light on purpose (no mini-swe-agent, no swebench): the compliance check and `swebench-mean`
 read run folders without the extra installed.
 
-`swebench_summary.json` keys (the compliance check reads them): kind, profile, instances,
-resolved, incomplete, score (= resolved / instances), concurrency, runtime, instance_ids,
-results {id: resolved|unresolved|incomplete}; plus provenance (model, endpoint, template,
-isolated, versions).
+`swebench_summary.json` is the typed `SwebenchSummary` (the compliance check and
+`swebench-mean` read it); its headline is merged into scores.json as `SwebenchScore`.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import traces
 
-from ..layout import SCORES_FILE
+from ..errors import EvalError
 from ..layout import SWEBENCH_SUMMARY_FILE as SUMMARY_FILE
+from ..layout import merge_scores
 from .errors import SwebenchError
 
 GRADE_FILE = "grade.json"
@@ -68,58 +67,104 @@ def instance_status(out: Path, instance_id: str) -> str:
     return status if status in ("resolved", "unresolved") else "incomplete"
 
 
+@dataclass(frozen=True, kw_only=True)
+class Provenance:
+    """What ran: the served model, the endpoint, the agent template, the runtime's isolation and
+    the extra's package versions (at the top level of the summary)."""
+
+    model: str | None = None
+    endpoint: str | None = None
+    template: str | None = None
+    isolated: bool | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+    workers: int | None = None
+    dataset: str | None = None
+
+
+@dataclass(frozen=True)
+class SwebenchScore:
+    """The `swebench` line of scores.json: a SWE-bench run's headline."""
+
+    score: float
+    resolved: int
+    instances: int
+    incomplete: int
+    profile: str
+    runtime: str
+    concurrency: int | None
+
+
+@dataclass(frozen=True)
+class SwebenchSummary(Provenance, traces.JsonFile):
+    """swebench_summary.json: the counts, each instance's status, and what ran."""
+
+    FILE = SUMMARY_FILE
+
+    kind: str  # "swebench": tells the file from another tool's
+    profile: str
+    instances: int
+    resolved: int
+    incomplete: int
+    score: float  # resolved / instances
+    concurrency: int | None
+    runtime: str
+    unresolved: int = 0
+    instance_ids: list[str] = field(default_factory=list)
+    results: dict[str, str] = field(default_factory=dict)  # id: resolved, unresolved or incomplete
+
+    @property
+    def line(self) -> SwebenchScore:
+        return SwebenchScore(
+            self.score, self.resolved, self.instances, self.incomplete, self.profile, self.runtime, self.concurrency
+        )
+
+    def todo(self) -> list[str]:
+        """The instances to rerun (--resume): the incomplete ones."""
+        return [i for i, status in self.results.items() if status == "incomplete"]
+
+
 def build_summary(
-    out: Path, instance_ids: list[str], *, profile: str, runtime: str, concurrency: int | None, extra: dict[str, Any]
-) -> dict[str, Any]:
+    out: Path, instance_ids: list[str], *, profile: str, runtime: str, concurrency: int | None, provenance: Provenance
+) -> SwebenchSummary:
     results = {iid: instance_status(out, iid) for iid in instance_ids}
     n = len(instance_ids)
     resolved = sum(1 for s in results.values() if s == "resolved")
-    return {
-        **extra,
-        "kind": "swebench",
-        "profile": profile,
-        "instances": n,
-        "resolved": resolved,
-        "unresolved": sum(1 for s in results.values() if s == "unresolved"),
-        "incomplete": sum(1 for s in results.values() if s == "incomplete"),
-        "score": round(resolved / n, 4) if n else 0.0,
-        "concurrency": concurrency,
-        "runtime": runtime,
-        "instance_ids": list(instance_ids),
-        "results": results,
-    }
+    return SwebenchSummary(
+        kind="swebench",
+        profile=profile,
+        instances=n,
+        resolved=resolved,
+        unresolved=sum(1 for s in results.values() if s == "unresolved"),
+        incomplete=sum(1 for s in results.values() if s == "incomplete"),
+        score=round(resolved / n, 4) if n else 0.0,
+        concurrency=concurrency,
+        runtime=runtime,
+        instance_ids=list(instance_ids),
+        results=results,
+        **asdict(provenance),
+    )
 
 
-def write_results(out: Path, summary: dict[str, Any]) -> None:
+def write_results(out: Path, summary: SwebenchSummary) -> None:
     """Write the summary and merge its line into scores.json (other keys are kept)."""
-    write_json(out / SUMMARY_FILE, summary)
-    scores_path = out / SCORES_FILE
-    scores: dict[str, Any] = {}
-    if scores_path.is_file():
-        try:
-            scores = json.loads(scores_path.read_text("utf-8"))
-        except json.JSONDecodeError as exc:
-            raise SwebenchError(
-                f"{scores_path}:{exc.lineno}: not valid JSON ({exc.msg}); fix or remove it, the SWE-bench line is merged into it"
-            ) from None
-    scores["swebench"] = {
-        k: summary[k] for k in ("score", "resolved", "instances", "incomplete", "profile", "runtime", "concurrency")
-    }
-    write_json(scores_path, scores)
-
-
-def read_summary(run_dir: str | Path) -> dict[str, Any]:
-    p = Path(run_dir) / SUMMARY_FILE
+    summary.write(out)
     try:
-        data = json.loads(p.read_text("utf-8"))
-    except OSError:
-        raise SwebenchError(f"{p}: not found; pass folders written by `trajbench eval swebench`") from None
-    except json.JSONDecodeError as exc:
-        raise SwebenchError(f"{p}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    kind = data.get("kind") if isinstance(data, dict) else None
-    if not isinstance(data, dict) or kind != "swebench":
-        raise SwebenchError(f"{p}: not a SWE-bench summary (kind {kind!r})")
-    return data
+        merge_scores(out, {"swebench": traces.to_json(summary.line)})
+    except EvalError as exc:
+        raise SwebenchError(f"{exc}; the SWE-bench line is merged into it") from None
+
+
+def read_summary(run_dir: str | Path) -> SwebenchSummary:
+    p = Path(run_dir) / SUMMARY_FILE
+    if not p.is_file():
+        raise SwebenchError(f"{p}: not found; pass folders written by `trajbench eval swebench`")
+    try:
+        summary = SwebenchSummary.read(run_dir)
+    except traces.ContractError as exc:
+        raise SwebenchError(f"{exc}; pass folders written by `trajbench eval swebench`") from None
+    if summary.kind != "swebench":
+        raise SwebenchError(f"{p}: not a SWE-bench summary (kind {summary.kind!r})")
+    return summary
 
 
 @dataclass(frozen=True)
@@ -141,7 +186,7 @@ def swebench_mean(run_dirs: list[str]) -> MeanResult:
     if not run_dirs:
         raise SwebenchError("no run folders given; pass the folder of each region's `trajbench eval swebench` run")
     summaries = [(d, read_summary(d)) for d in run_dirs]
-    profiles = sorted({str(s.get("profile")) for _, s in summaries})
+    profiles = sorted({s.profile for _, s in summaries})
     if len(profiles) != 1:
         raise SwebenchError(f"the runs use different profiles ({', '.join(profiles)}); the mean is per model profile")
     profile = profiles[0]
@@ -151,18 +196,15 @@ def swebench_mean(run_dirs: list[str]) -> MeanResult:
             f"{len(summaries)} run(s); the official figure is the mean of {REGION_RUNS} (one per concurrency region)"
         )
     for d, s in summaries:
-        if s.get("instances") != OFFICIAL_INSTANCES:
-            notes.append(f"{d}: {s.get('instances')} instances; official runs use {OFFICIAL_INSTANCES}")
-        if s.get("incomplete"):
+        if s.instances != OFFICIAL_INSTANCES:
+            notes.append(f"{d}: {s.instances} instances; official runs use {OFFICIAL_INSTANCES}")
+        if s.incomplete:
             notes.append(
-                f"{d}: {s['incomplete']} incomplete instance(s) (counted as not resolved); rerun it with --resume"
+                f"{d}: {s.incomplete} incomplete instance(s) (counted as not resolved); rerun it with --resume"
             )
-        if s.get("runtime") != "docker":
-            notes.append(f"{d}: runtime {s.get('runtime')!r}; official runs use docker")
-    runs = tuple(
-        (str(d), float(s["score"]), int(s["resolved"]), int(s["instances"]), int(s.get("incomplete") or 0))
-        for d, s in summaries
-    )
+        if s.runtime != "docker":
+            notes.append(f"{d}: runtime {s.runtime!r}; official runs use docker")
+    runs = tuple((str(d), s.score, s.resolved, s.instances, s.incomplete) for d, s in summaries)
     mean = round(sum(r[1] for r in runs) / len(runs), 4)
     threshold = traces.get_profile(profile).thresholds.swebench if profile in traces.profiles() else None
     if threshold is None:

@@ -15,20 +15,6 @@ if TYPE_CHECKING:
     from .stream import CHAT_PATH, StreamClient, StreamResult, base_without_v1
     from .transport import Connections, FastTransport
 
-_LAZY = {
-    "CHAT_PATH": ".stream",
-    "Connections": ".transport",
-    "FastTransport": ".transport",
-    "StreamClient": ".stream",
-    "StreamResult": ".stream",
-    "base_without_v1": ".stream",
-    "current_loop": ".eventloop",
-    "event_loop": ".eventloop",
-    "frozen_heap": ".eventloop",
-    "run_loop": ".eventloop",
-    "watch_pipe": ".eventloop",
-}
-__getattr__ = lazy_getattr(__name__, _LAZY)
 
 __all__ = [
     "CHAT_PATH",
@@ -46,3 +32,10 @@ __all__ = [
     "run_loop",
     "watch_pipe",
 ]
+
+_LAZY = {  # submodule: the names it gives, imported on first use
+    ".eventloop": ("current_loop", "event_loop", "frozen_heap", "run_loop", "watch_pipe"),
+    ".stream": ("CHAT_PATH", "StreamClient", "StreamResult", "base_without_v1"),
+    ".transport": ("Connections", "FastTransport"),
+}
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -14,13 +14,6 @@ from .promscrape import CacheMetrics, scrape
 if TYPE_CHECKING:
     from .template_parity import TemplateParity, check_template, default_template_tokenizer, render_parity
 
-_LAZY = {
-    "TemplateParity": ".template_parity",
-    "check_template": ".template_parity",
-    "default_template_tokenizer": ".template_parity",
-    "render_parity": ".template_parity",
-}
-__getattr__ = lazy_getattr(__name__, _LAZY)
 
 __all__ = [
     "CacheMetrics",
@@ -33,3 +26,8 @@ __all__ = [
     "render_parity",
     "scrape",
 ]
+
+_LAZY = {  # submodule: the names it gives, imported on first use
+    ".template_parity": ("TemplateParity", "check_template", "default_template_tokenizer", "render_parity"),
+}
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -19,11 +19,6 @@ from .workers import ProcessBackend
 if TYPE_CHECKING:
     from .raybackend import RayBackend, import_ray
 
-_LAZY = {
-    "RayBackend": ".raybackend",
-    "import_ray": ".raybackend",
-}
-__getattr__ = lazy_getattr(__name__, _LAZY)
 
 __all__ = [
     "Backend",
@@ -39,3 +34,8 @@ __all__ = [
     "max_stored_repeat",
     "open_client",
 ]
+
+_LAZY = {  # submodule: the names it gives, imported on first use
+    ".raybackend": ("RayBackend", "import_ray"),
+}
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -16,18 +16,6 @@ if TYPE_CHECKING:
     from .pareto import Point, frontier, region_concurrencies
     from .points import Gates, GatesOf, PointSet, Replaced, collect_points
 
-_LAZY = {
-    "Gates": ".points",
-    "GatesOf": ".points",
-    "Point": ".pareto",
-    "PointSet": ".points",
-    "Replaced": ".points",
-    "build_report": ".page",
-    "collect_points": ".points",
-    "frontier": ".pareto",
-    "region_concurrencies": ".pareto",
-}
-__getattr__ = lazy_getattr(__name__, _LAZY)
 
 __all__ = [
     "Gates",
@@ -45,3 +33,10 @@ __all__ = [
     "run_progress",
     "sweep_table",
 ]
+
+_LAZY = {  # submodule: the names it gives, imported on first use
+    ".page": ("build_report",),
+    ".pareto": ("Point", "frontier", "region_concurrencies"),
+    ".points": ("Gates", "GatesOf", "PointSet", "Replaced", "collect_points"),
+}
+__getattr__ = lazy_getattr(__name__, _LAZY)

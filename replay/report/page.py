@@ -24,12 +24,10 @@ from typing import Any
 from traces import make_dir
 
 from ..errors import ReplayError
-from ..results import RunInfo, Slo
+from ..results import REPORT_PAGE, RunInfo, Slo
 from .pareto import Point, frontier, normalised
 from .plots import curves, metric_chart, pareto_chart
 from .points import GatesOf, PointSet, Replaced, collect_points
-
-REPORT_FILE = "report.html"
 
 #: Every column of points.csv / points.json: (machine key, human name, definition).
 COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -273,9 +271,9 @@ def build_report(
     with tempfile.TemporaryDirectory(prefix=".report-", dir=out) as tmp:
         stage = Path(tmp)
         _write_report(found, stage, cost_per_hour, power_watts)
-        for made in sorted(stage.iterdir(), key=lambda f: f.name == REPORT_FILE):
+        for made in sorted(stage.iterdir(), key=lambda f: f.name == REPORT_PAGE):
             os.replace(made, out / made.name)
-    return out / REPORT_FILE
+    return out / REPORT_PAGE
 
 
 def _write_report(found: PointSet, out: Path, cost_per_hour: float | None, power_watts: float | None) -> None:
@@ -334,7 +332,7 @@ img{{max-width:100%}}.charts img{{width:48%}}.fail td{{background:#fde8e8}}.scro
 <ul>{"".join(f"<li><b>{html.escape(HEADERS[k])}</b> (<code>{k}</code>): {html.escape(v)}</li>" for k, v in DEFINITIONS.items() if k in cols)}</ul>
 </body></html>
 """
-    (out / REPORT_FILE).write_text(page, encoding="utf-8")
+    (out / REPORT_PAGE).write_text(page, encoding="utf-8")
 
 
 def _attribute(key: str) -> Callable[[Point], float]:

@@ -164,11 +164,6 @@ def collect_points(inputs: list[tuple[str, Path]], gates_of: GatesOf | None = No
     )
 
 
-def load_points(inputs: list[tuple[str, Path]], gates_of: GatesOf | None = None) -> list[Point]:
-    """`collect_points` without the replaced runs."""
-    return collect_points(inputs, gates_of).points
-
-
 def _one_system(label: str, points: list[Point]) -> None:
     first = points[0]
     for p in points[1:]:

@@ -15,6 +15,7 @@ from .layout import (
     CACHE_TURNS_FILE,
     RECORDS_FILE,
     REPORT_FILE,
+    REPORT_PAGE,
     RUN_FILE,
     SUMMARY_FILE,
     SWEEP_FILE,
@@ -37,29 +38,6 @@ if TYPE_CHECKING:
     from .summary import ResultSummary, RunOutcome, build_summary, write_results
     from .sweepplan import SweepPlan, SweepPoint
 
-_LAZY = {
-    "DatasetRef": ".runinfo",
-    "EMBEDDED_EVIDENCE": ".runinfo",
-    "Preflight": ".runinfo",
-    "RayRun": ".runinfo",
-    "RayWorkerInfo": ".runinfo",
-    "Record": ".records",
-    "RecordWriter": ".records",
-    "ResultSummary": ".summary",
-    "RunInfo": ".runinfo",
-    "RunNumbers": ".numbers",
-    "RunOutcome": ".summary",
-    "ShardCheck": ".runinfo",
-    "SweepPlan": ".sweepplan",
-    "SweepPoint": ".sweepplan",
-    "build_summary": ".summary",
-    "compress_records": ".records",
-    "read_records": ".records",
-    "read_run_info": ".runinfo",
-    "records_path": ".records",
-    "write_results": ".summary",
-}
-__getattr__ = lazy_getattr(__name__, _LAZY)
 
 __all__ = [
     "CACHE_ANALYSIS_FILE",
@@ -68,6 +46,7 @@ __all__ = [
     "EMBEDDED_EVIDENCE",
     "RECORDS_FILE",
     "REPORT_FILE",
+    "REPORT_PAGE",
     "RUN_FILE",
     "SUMMARY_FILE",
     "SWEEP_FILE",
@@ -93,3 +72,21 @@ __all__ = [
     "records_path",
     "write_results",
 ]
+
+_LAZY = {  # submodule: the names it gives, imported on first use
+    ".numbers": ("RunNumbers",),
+    ".records": ("Record", "RecordWriter", "compress_records", "read_records", "records_path"),
+    ".runinfo": (
+        "DatasetRef",
+        "EMBEDDED_EVIDENCE",
+        "Preflight",
+        "RayRun",
+        "RayWorkerInfo",
+        "RunInfo",
+        "ShardCheck",
+        "read_run_info",
+    ),
+    ".summary": ("ResultSummary", "RunOutcome", "build_summary", "write_results"),
+    ".sweepplan": ("SweepPlan", "SweepPoint"),
+}
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -1,11 +1,12 @@
-"""The file names of a run folder and a sweep folder: spelled here and nowhere else."""
+"""The file names of a run folder, a sweep folder and a report folder: spelled here and nowhere else."""
 
 from __future__ import annotations
 
 RUN_FILE = "run.json"
 RECORDS_FILE = "records.jsonl"
 SUMMARY_FILE = "result_summary.json"
-REPORT_FILE = "report.txt"
+REPORT_FILE = "report.txt"  # a run's report (`replay run` prints it)
+REPORT_PAGE = "report.html"  # `trajbench report`'s page, in its --out folder
 SWEEP_FILE = "sweep.json"
 RECORDS_ZST_FILE = "records.jsonl.zst"  # records.jsonl once the run has ended (docs/files.md)
 CACHE_METRICS_FILE = "cache_metrics.json"  # the endpoint's prefix-cache counters before/after

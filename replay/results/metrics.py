@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from traces import distribution
+from traces import __version__, distribution
 
 from .goodput import goodput
 from .numbers import (
@@ -94,8 +94,11 @@ def token_method(records: Sequence[Record]) -> TokenMethod:
     return TokenMethod(isl, osl)
 
 
-def reference_metrics(records: Sequence[Record], *, window_close_ns: int | None = None) -> ReferenceMetrics:
-    """The reference's counters and metrics (see the module docstring for what each means)."""
+def reference_metrics(
+    records: Sequence[Record], *, window_close_ns: int | None = None, started_ns: int = 0, state: str = "complete"
+) -> ReferenceMetrics:
+    """The reference's counters and metrics (see the module docstring for what each means);
+    `state` says whether the run completed or was interrupted."""
     tracked = [r for r in records if r.in_window]
     completed = [r for r in tracked if r.error_kind != "cancelled"]
     failed = [r for r in completed if not r.ok]
@@ -124,10 +127,15 @@ def reference_metrics(records: Sequence[Record], *, window_close_ns: int | None 
         if isinstance(r.finish_reason, str)
     )
     return ReferenceMetrics(
+        version=__version__,
+        git_sha=None,
+        test_started_at=started_ns,
         n_samples_issued=len(tracked),
         n_samples_completed=len(completed),
         n_samples_failed=len(failed),
         duration_ns=duration_ns,
+        state=state,
+        complete=state == "complete",
         ttft=rollup([v for r in tracked if (v := ttft_ns(r)) is not None], early_stopping=True),
         tpot=rollup(tpot, early_stopping=True),
         latency=rollup([_completed_at(r) - r.t_send_ns for r in completed], early_stopping=True),

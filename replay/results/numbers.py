@@ -154,12 +154,18 @@ class RunNumbers:
 
 @dataclass(frozen=True)
 class ReferenceMetrics:
-    """The reference's counters and metrics over the tracked turns (`metrics.reference_metrics`)."""
+    """The reference's keys of result_summary.json, in its order (all but `run_config`): the
+    counters and metrics over the tracked turns (`metrics.reference_metrics`)."""
 
+    version: str
+    git_sha: str | None
+    test_started_at: int
     n_samples_issued: int
     n_samples_completed: int
     n_samples_failed: int
     duration_ns: int | None
+    state: str  # "complete" or "interrupted"
+    complete: bool
     ttft: Metric
     tpot: Metric
     latency: Metric

@@ -209,10 +209,6 @@ def record_line(r: Record) -> bytes:
         return json.dumps(d, separators=(",", ":")).encode("ascii")
 
 
-def record_to_json(r: Record) -> str:
-    return record_line(r).decode("utf-8")
-
-
 def _loads(line: bytes) -> Any:
     try:
         return orjson.loads(line)

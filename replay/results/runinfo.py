@@ -1,7 +1,8 @@
 """`run.json`: everything needed to reproduce and judge a run, as a typed file (docs/files.md).
 
 Written before the first turn is sent, read by eval (the gates, the compliance check) and by
-reports, and given back to `--config` it replays the run (`replay.options`). It never holds
+reports, and given back to `--config` it replays the run: its `options` are the options the run
+was started with (`replay.options`). It never holds
 the API key: `api_key_given` only says whether one was used, `api_key_env` where it was read.
 """
 
@@ -147,6 +148,9 @@ class RunInfo(traces.JsonFile):
     min_workers: int | None = None
     ray: RayRun | None = None
     replica_header: str | None = None  # --replica-header: the response header kept per turn
+    # The options the run was started with, by key, as a --config file spells them (the jobs'
+    # --gates among them): `--config run.json` reads them back (replay.config.recorded_options).
+    options: dict[str, Any] | None = None
 
 
 def read_run_info(run_dir: str | os.PathLike[str]) -> RunInfo:

@@ -21,7 +21,7 @@ from ..client import Connections
 from ..errors import AllTurnsFailed
 from .layout import REPORT_FILE, SUMMARY_FILE
 from .metrics import reference_metrics, trajbench_metrics
-from .numbers import Metric, RunNumbers
+from .numbers import ReferenceMetrics, RunNumbers
 from .records import Record, read_records, records_path
 from .runinfo import read_run_info
 from .slo import Slo
@@ -31,31 +31,13 @@ OURS = "trajbench"
 
 
 @dataclass(frozen=True)
-class ResultSummary(traces.JsonFile):
+class ResultSummary(ReferenceMetrics, traces.JsonFile):
     """result_summary.json: the reference's fields in its order (its Report reader loads the
     file), then trajbench's own section under `OURS`."""
 
     FILE = SUMMARY_FILE
     SORT_KEYS = False  # the reference's order
 
-    version: str
-    git_sha: str | None
-    test_started_at: int
-    n_samples_issued: int
-    n_samples_completed: int
-    n_samples_failed: int
-    duration_ns: int | None
-    state: str  # "complete" or "interrupted"
-    complete: bool
-    ttft: Metric
-    tpot: Metric
-    latency: Metric
-    output_sequence_lengths: Metric
-    input_sequence_lengths: Metric
-    legacy_loadgen_window_duration_ns: int | None
-    qps: float | None
-    tps: float | None
-    finish_reason_counts: dict[str, int]
     run_config: dict[str, Any]
     trajbench: RunNumbers
 
@@ -71,14 +53,13 @@ def build_summary(
     slo: Slo | None = None,
     trajectory_turns: Mapping[str, int] | None = None,
 ) -> ResultSummary:
-    ref = reference_metrics(records, window_close_ns=window_close_ns)
-    state = "interrupted" if interrupted or crashed else "complete"
+    ref = reference_metrics(
+        records,
+        window_close_ns=window_close_ns,
+        started_ns=int(run_config.get("started_monotonic_ns") or 0),
+        state="interrupted" if interrupted or crashed else "complete",
+    )
     return ResultSummary(
-        version=traces.__version__,
-        git_sha=None,
-        test_started_at=int(run_config.get("started_monotonic_ns") or 0),
-        state=state,
-        complete=state == "complete",
         run_config=run_config,
         trajbench=replace(
             trajbench_metrics(

@@ -34,19 +34,6 @@ if TYPE_CHECKING:
     from .metrics import parse_metrics
     from .server import TIMESTAMPS_HEADER, Simulator, serve
 
-_LAZY = {
-    "FAULT_HEADER": ".faults",
-    "SimHandle": ".embedded",
-    "Simulator": ".server",
-    "SimulatorStartError": ".embedded",
-    "TIMESTAMPS_HEADER": ".server",
-    "parse_metrics": ".metrics",
-    "serve": ".server",
-    "start_simulator": ".embedded",
-}
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
-
 
 __all__ = [
     "FAULT_HEADER",
@@ -71,3 +58,12 @@ __all__ = [
     "serve",
     "start_simulator",
 ]
+
+_LAZY = {  # submodule: the names it gives, imported on first use
+    ".embedded": ("SimHandle", "SimulatorStartError", "start_simulator"),
+    ".faults": ("FAULT_HEADER",),
+    ".metrics": ("parse_metrics",),
+    ".server": ("Simulator", "TIMESTAMPS_HEADER", "serve"),
+}
+
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -26,9 +26,13 @@ import zstandard
 import traces
 from replay.config import RunConfig
 from replay.results.records import _LEVEL as ZSTD_LEVEL
-from replay.results.records import Record, read_records, record_to_json, records_path
+from replay.results.records import Record, read_records, record_line, records_path
 from replay.run import run_replay
 from replay.sim import SimConfig, start_simulator
+
+
+def _json(r: Record) -> str:
+    return record_line(r).decode("utf-8")
 
 
 def _old_line(r: Record) -> str:
@@ -39,7 +43,7 @@ def _sizes(records: list[Record], label: str, cmd: str) -> None:
     n = len(records)
     tokens = sum(len(r.chunk_ns) for r in records) / n
     old = "".join(_old_line(r) + "\n" for r in records).encode()
-    new = "".join(record_to_json(r) + "\n" for r in records).encode()
+    new = "".join(_json(r) + "\n" for r in records).encode()
     zst = zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(new)  # what a finished run writes
     print(f"{label}: {n} turns, {tokens:.0f} chunks/turn  [{cmd}]")
     print(f"  old records.jsonl (decimal ns)   {len(old) / n:8.0f} B/turn")
@@ -50,7 +54,7 @@ def _sizes(records: list[Record], label: str, cmd: str) -> None:
         _old_line(r)
     t1 = time.perf_counter()
     for r in records:
-        record_to_json(r)
+        _json(r)
     t2 = time.perf_counter()
     print(f"  writer CPU: old line {1e6 * (t1 - t0) / n:.0f} µs/turn, packed line {1e6 * (t2 - t1) / n:.0f} µs/turn")
 

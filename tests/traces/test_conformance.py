@@ -105,12 +105,13 @@ def test_ground_truth_is_the_next_assistant_row(built: Shards, fixture_rows: lis
 
 
 def test_export_round_trip_equals_fixture(built: Shards, fixture_rows: list[dict], tmp_path: Path) -> None:
-    from traces.shards.export import export_jsonl
 
     out = tmp_path / "back.jsonl.zst"
-    export_jsonl(str(built.path), str(out))
+    traces.export_shards(str(built.path), str(out))
     back = list(FORMATS["mlperf-jsonl"].read(str(out), raising_sink))
-    flat = [r for t in back for r in __import__("traces.formats.mlperf_jsonl", fromlist=["x"]).trajectory_to_flat(t)]
+    to_records = FORMATS["mlperf-jsonl"].to_records
+    assert to_records is not None
+    flat = [r for t in back for r in to_records(t)]
     assert flat == fixture_rows
 
 

@@ -15,8 +15,7 @@ from typing import Any
 from ..canonical import canonical_json
 from ..distribution import distribution
 from ..requests import wire_messages
-
-_PCTS = (50, 90, 99)
+from .statsfile import Delays, DomainStats, GrowthPoint, Number, Summary
 
 
 @dataclass
@@ -33,14 +32,14 @@ class Facts:
     trajectories: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
 
 
-def summarize(values: Sequence[float]) -> dict[str, float | int | None]:
+def summarize(values: Sequence[float]) -> Summary:
     """n, mean, p50/p90/p99 (observed values) and max of a sample (`traces.distribution`, in the
     compact form of stats.json); nulls when it is empty."""
     d = distribution(values)
-    return {"n": d.n, "mean": _r(d.avg), **{f"p{p}": _r(d.p(p)) for p in _PCTS}, "max": _r(d.max)}
+    return Summary(d.n, _r(d.avg), _r(d.p(50)), _r(d.p(90)), _r(d.p(99)), _r(d.max))
 
 
-def _r(x: float | None, nd: int = 4) -> float | int | None:
+def _r(x: float | None, nd: int = 4) -> Number | None:
     if x is None:
         return None
     return int(x) if float(x).is_integer() else round(x, nd)
@@ -97,40 +96,40 @@ def _answer_chars(answer: dict[str, Any]) -> int:
     return n + (len(canonical_json(answer["tool_calls"])) if answer.get("tool_calls") else 0)
 
 
-def domain_tables(f: Facts) -> dict[str, Any]:
+def domain_tables(f: Facts) -> dict[str, DomainStats]:
     doms = ["all", *sorted(set(f.domain))]
-    out: dict[str, Any] = {}
+    out: dict[str, DomainStats] = {}
     for d in doms:
         idx = [i for i, x in enumerate(f.domain) if d == "all" or x == d]
         per_inst = [n for k, v in f.instances.items() if d in ("all", k) for n in v]
         delays = [f.delay[i] for i in idx]
-        out[d] = {
-            "trajectories": sum(len(v) for k, v in f.trajectories.items() if d in ("all", k)),
-            "instances": len(per_inst),
-            "client_turns": len(idx),
-            "turns_per_trajectory": summarize(per_inst),
-            "isl": summarize([f.isl[i] for i in idx]),
-            "delta": summarize([f.delta[i] for i in idx]),
-            "expected_osl": summarize([o for i in idx if (o := f.osl[i]) is not None]),
-            "delay_seconds": {
-                "total": _r(float(sum(delays)), 3),
-                "turns_with_delay": sum(1 for x in delays if x > 0),
-                **summarize(delays),
-            },
-        }
+        out[d] = DomainStats(
+            trajectories=sum(len(v) for k, v in f.trajectories.items() if d in ("all", k)),
+            instances=len(per_inst),
+            client_turns=len(idx),
+            turns_per_trajectory=summarize(per_inst),
+            isl=summarize([f.isl[i] for i in idx]),
+            delta=summarize([f.delta[i] for i in idx]),
+            expected_osl=summarize([o for i in idx if (o := f.osl[i]) is not None]),
+            delay_seconds=Delays(
+                **vars(summarize(delays)),
+                total=_r(float(sum(delays)), 3) or 0,
+                turns_with_delay=sum(1 for x in delays if x > 0),
+            ),
+        )
     return out
 
 
-def growth(f: Facts) -> dict[str, list[dict[str, Any]]]:
+def growth(f: Facts) -> dict[str, list[GrowthPoint]]:
     """ISL against client turn index per domain: median and p90 over the instances reaching it."""
     by: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
     for dom, k, isl in zip(f.domain, f.index, f.isl, strict=True):
         by[dom][k].append(isl)
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[GrowthPoint]] = {}
     for dom in sorted(by):
         rows = []
         for k in sorted(by[dom]):
             d = distribution(by[dom][k])
-            rows.append({"turn_index": k, "n": d.n, "p50": _r(d.p(50)), "p90": _r(d.p(90))})
+            rows.append(GrowthPoint(k, d.n, _r(d.p(50)) or 0, _r(d.p(90)) or 0))  # n >= 1: never None
         out[dom] = rows
     return out

@@ -4,21 +4,20 @@ One pass over the shards collects per-turn facts (ISL, delta, expected OSL, dela
 mode's block-hash streams (`reuse`); the numbers are then pure functions of those.
 Lengths are in tokens when the shards carry token columns or a tokenizer is given, else in
 characters of the canonical prompt (the documented fallback unit "chars"). Percentiles take an
-observed value (numpy `method="lower"`, as docs/metrics.md). The result is a plain dict, written as
-`stats.json` with sorted keys and rounded floats so the same shards give the same bytes.
+observed value (numpy `method="lower"`, as docs/metrics.md). The result is the typed `Stats`
+(`statsfile`), written as `stats.json` with sorted keys and rounded floats so the same shards give
+the same bytes.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 
-from ..contract import to_json
 from ..errors import TraceError
 from ..parallel import check_jobs, ordered_map
 from ..progress import Progress
@@ -36,10 +35,20 @@ from .reuse import (
     salted_system,
     system_segment,
 )
+from .statsfile import (
+    ExactReuse,
+    Lru,
+    LruPoint,
+    Reuse,
+    ReuseFailed,
+    Stats,
+    StatsDataset,
+    StatsSettings,
+    Units,
+)
 
 T = TypeVar("T")
 
-STATS_FILE = "stats.json"
 #: Salt modes compared by the reuse analysis, official first.
 REUSE_MODES = ("mlperf", "strong", "none")
 
@@ -166,8 +175,8 @@ def compute_stats(
     options: StatsOptions | None = None,
     progress: Progress | None = None,
     jobs: int = 1,
-) -> dict[str, Any]:
-    """All statistics of a shard folder as a JSON-ready dict (see module docstring). `progress`
+) -> Stats:
+    """All statistics of a shard folder (see module docstring). `progress`
     counts the client turns read, then the cache sizes of the LRU curve. `jobs` processes
     measure the instances (`traces.parallel`); the result is the same for any number."""
     opts = options or StatsOptions()
@@ -209,68 +218,75 @@ def compute_stats(
         if progress is not None:
             progress.advance(len(res.turns))
     sh.close()
-    return {
-        "dataset": {
-            "name": sh.manifest.name,
-            "content_hash": sh.content_hash,
-            "salt": sh.options.salt,
-            "history_marker": sh.history_marker,
-            "tokenizer": to_json(sh.manifest.tokenizer),
-        },
-        "units": {"lengths": length_unit, "reuse": unit},
-        "options": {"block_size": opts.block_size, "concurrency": opts.concurrency},
-        "domains": domain_tables(facts),
-        "growth": growth(facts),
-        "reuse": _reuse(streams, errors, opts),
-        "reuse_exact_within": {"unit": unit, "reused": within[0], "total": within[1], "fraction": _frac(*within)},
-        "lru": _lru(streams, errors, sh.options.salt, opts, progress),
-    }
+    return Stats(
+        dataset=StatsDataset(
+            sh.manifest.name, sh.content_hash, sh.options.salt, sh.history_marker, sh.manifest.tokenizer
+        ),
+        units=Units(length_unit, unit),
+        options=StatsSettings(opts.block_size, opts.concurrency),
+        domains=domain_tables(facts),
+        growth=growth(facts),
+        reuse=_reuse(streams, errors, opts),
+        reuse_exact_within=ExactReuse(unit, within[0], within[1], _frac(*within)),
+        lru=_lru(streams, errors, sh.options.salt, opts, progress),
+    )
 
 
-def _reuse(streams: dict[str, list[InstanceStream]], errors: dict[str, str], opts: StatsOptions) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _reuse(
+    streams: dict[str, list[InstanceStream]], errors: dict[str, str], opts: StatsOptions
+) -> dict[str, dict[str, Reuse] | ReuseFailed]:
+    out: dict[str, dict[str, Reuse] | ReuseFailed] = {}
     for mode in opts.salt_modes:
         if mode in errors:
-            out[mode] = {"error": errors[mode]}
+            out[mode] = ReuseFailed(errors[mode])
             continue
         acc = ideal_reuse(streams[mode], opts.block_size, opts.concurrency)
         out[mode] = {
-            dom: {
-                "units": a["units"],
-                "within": _frac(a["within"], a["units"]),
-                "cross": _frac(a["cross"], a["units"]),
-                "ideal": _frac(a["within"] + a["cross"], a["units"]),
-            }
+            dom: Reuse(
+                units=a["units"],
+                within=_frac(a["within"], a["units"]),
+                cross=_frac(a["cross"], a["units"]),
+                ideal=_frac(a["within"] + a["cross"], a["units"]),
+            )
             for dom, a in sorted(acc.items())
         }
     return out
 
 
-def reuse_lost(stats: dict[str, Any], baseline: str = "none") -> dict[str, dict[str, dict[str, float]]]:
-    """What each salt mode costs an ideal prefix cache, per domain, against `baseline` (no
-    salting): `lost`, the input units it must compute that the baseline reuses (misses with the
-    salt minus misses without; the salt's own text counts), and `cross_lost`, the reuse across
-    trajectories the salt removes. Empty when the baseline was not analysed."""
-    reuse = stats["reuse"]
-    base = reuse.get(baseline, {})
-    out: dict[str, dict[str, dict[str, float]]] = {}
+@dataclass(frozen=True)
+class Lost:
+    """What one salt mode costs an ideal prefix cache in one domain, against no salting: `lost`,
+    the input units it must compute that no salting reuses (misses with the salt minus misses
+    without; the salt's own text counts), and `cross_lost`, the reuse across trajectories the
+    salt removes."""
+
+    lost: float
+    cross_lost: float
+
+
+def reuse_lost(
+    reuse: Mapping[str, dict[str, Reuse] | ReuseFailed], baseline: str = "none"
+) -> dict[str, dict[str, Lost]]:
+    """What each salt mode of `Stats.reuse` costs an ideal prefix cache, per domain, against
+    `baseline` (no salting); empty when the baseline was not analysed."""
+    base = reuse.get(baseline)
+    if not isinstance(base, dict):
+        return {}
+    out: dict[str, dict[str, Lost]] = {}
     for mode, by_dom in reuse.items():
-        if mode == baseline or "error" in by_dom or "error" in base:
+        if mode == baseline or isinstance(by_dom, ReuseFailed):
             continue
         out[mode] = {
-            dom: {
-                "lost": _missed(r) - _missed(base[dom]),
-                "cross_lost": base[dom]["cross"] * base[dom]["units"] - r["cross"] * r["units"],
-            }
+            dom: Lost(_missed(r) - _missed(base[dom]), base[dom].cross * base[dom].units - r.cross * r.units)
             for dom, r in by_dom.items()
             if dom in base
         }
     return out
 
 
-def _missed(r: dict[str, Any]) -> float:
+def _missed(r: Reuse) -> float:
     """Input units an ideal prefix cache must compute (the ones it cannot reuse)."""
-    return (1 - float(r["ideal"])) * float(r["units"])
+    return (1 - r.ideal) * r.units
 
 
 def _frac(a: int, b: int) -> float:
@@ -291,7 +307,7 @@ def _lru(
     mode: str,
     opts: StatsOptions,
     progress: Progress | None = None,
-) -> dict[str, Any] | None:
+) -> Lru | None:
     if mode in errors or not streams.get(mode):
         return None
     ss = streams[mode]
@@ -305,14 +321,14 @@ def _lru(
     if progress is not None:
         progress.stage(f"{progress.label} LRU", total=len(capacities), unit="cache sizes")
     curve = lru_curve(ss, opts.block_size, opts.concurrency, _ticking(capacities, progress))
-    return {
-        "salt": mode,
-        "concurrency": opts.concurrency,
-        "block_size": opts.block_size,
-        "distinct_units": distinct,
-        "points": [{"capacity": c, "hit_fraction": round(h, 6)} for c, h in curve[:-1]],
-        "unlimited": round(curve[-1][1], 6),
-    }
+    return Lru(
+        salt=mode,
+        concurrency=opts.concurrency,
+        block_size=opts.block_size,
+        distinct_units=distinct,
+        points=[LruPoint(c, round(h, 6)) for c, h in curve[:-1] if c is not None],
+        unlimited=round(curve[-1][1], 6),
+    )
 
 
 def _ticking(items: list[T], progress: Progress | None) -> Iterator[T]:
@@ -324,18 +340,9 @@ def _ticking(items: list[T], progress: Progress | None) -> Iterator[T]:
             progress.advance()
 
 
-def write_stats(stats: dict[str, Any], out_dir: str | Path) -> Path:
-    """Write `stats.json` (sorted keys, stable floats) into `out_dir`; returns its path."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / STATS_FILE
-    path.write_text(json.dumps(stats, sort_keys=True, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
-
-
 @dataclass(frozen=True)
 class StatsResult:
-    stats: dict[str, Any]
+    stats: Stats
     files: tuple[Path, ...]
 
 
@@ -357,4 +364,4 @@ def analyse(
     stats = compute_stats(shards_dir, tokenizer=tokenizer, options=options, progress=progress, jobs=jobs)
     if out_dir is None:
         return StatsResult(stats, ())
-    return StatsResult(stats, (write_stats(stats, out_dir), *write_plots(stats, out_dir)))
+    return StatsResult(stats, (stats.write(out_dir), *write_plots(stats, out_dir)))

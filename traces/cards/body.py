@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..analysis import fmt_number
+from ..analysis import ReuseFailed, Stats, fmt_number
 from ..shards import COLUMNS
 
 FIELD_DOCS: dict[str, str] = {
@@ -33,61 +33,58 @@ FIELD_DOCS: dict[str, str] = {
     "expected_osl_tokens": "tokens of the recorded answer, counted as the reference counts output (null unless built with `--tokenizer`)",
 }
 
-_METRICS = (
-    ("turns_per_trajectory", "turns per trajectory"),
-    ("isl", "ISL"),
-    ("delta", "delta (new input per turn)"),
-    ("expected_osl", "expected OSL"),
-    ("delay_seconds", "delay before a turn (s)"),
-)
+
+_LABELS = {
+    "turns_per_trajectory": "turns per trajectory",
+    "isl": "ISL",
+    "delta": "delta (new input per turn)",
+    "expected_osl": "expected OSL",
+    "delay_seconds": "delay before a turn (s)",
+}
 
 
-def stats_markdown(stats: dict[str, Any], images: Sequence[str]) -> str:
+def stats_markdown(stats: Stats, images: Sequence[str]) -> str:
     """Tables of lengths, delays, ideal reuse and the LRU curve, then the plots."""
-    unit = stats["units"]["lengths"]
+    unit = stats.units.lengths
     out = [
         f"Lengths are in **{unit}**"
         + (" (no tokenizer was given: characters of the canonical request JSON)." if unit == "chars" else ".")
     ]
     out += ["", "| domain | metric | n | mean | p50 | p90 | p99 | max |", "|---|---|---:|---:|---:|---:|---:|---:|"]
-    for dom, d in stats["domains"].items():
+    for dom, d in stats.domains.items():
         out.append(
-            f"| {dom} | trajectories / instances / client turns | {fmt_number(d['trajectories'])} / {fmt_number(d['instances'])} / {fmt_number(d['client_turns'])} | | | | | |"
+            f"| {dom} | trajectories / instances / client turns | {fmt_number(d.trajectories)} / {fmt_number(d.instances)} / {fmt_number(d.client_turns)} | | | | | |"
         )
-        for key, label in _METRICS:
-            s = d[key]
-            out.append(
-                f"| {dom} | {label} | {fmt_number(s['n'])} | {fmt_number(s['mean'])} | {fmt_number(s['p50'])} | {fmt_number(s['p90'])} | {fmt_number(s['p99'])} | {fmt_number(s['max'])} |"
-            )
-        out.append(f"| {dom} | total recorded delay (s) | | {fmt_number(d['delay_seconds']['total'])} | | | | |")
-    bs = stats["options"]["block_size"]
+        for key, s in d.samples().items():
+            out.append(f"| {dom} | {_LABELS[key]} | {' | '.join(map(fmt_number, s.row()))} |")
+        out.append(f"| {dom} | total recorded delay (s) | | {fmt_number(d.delay_seconds.total)} | | | | |")
     out += [
         "",
-        f"Ideal prefix reuse (unlimited cache, blocks of {bs} {stats['units']['reuse']}, "
-        f"{stats['options']['concurrency']} users in closed loop): the fraction of input a cache could serve.",
+        f"Ideal prefix reuse (unlimited cache, blocks of {stats.options.block_size} {stats.units.reuse}, "
+        f"{stats.options.concurrency} users in closed loop): the fraction of input a cache could serve.",
         "",
         "| salt | domain | within trajectory | cross trajectory | ideal |",
         "|---|---|---:|---:|---:|",
     ]
-    for mode, by_dom in stats["reuse"].items():
-        if "error" in by_dom:
-            out.append(f"| {mode} | – | n/a | n/a | {by_dom['error']} |")
+    for mode, by_dom in stats.reuse.items():
+        if isinstance(by_dom, ReuseFailed):
+            out.append(f"| {mode} | – | n/a | n/a | {by_dom.error} |")
             continue
         for dom, r in by_dom.items():
-            out.append(f"| {mode} | {dom} | {r['within']:.2%} | {r['cross']:.2%} | {r['ideal']:.2%} |")
-    ex = stats["reuse_exact_within"]
-    out += ["", f"Exact message-level within-trajectory reuse: {ex['fraction']:.2%} of {ex['unit']}."]
-    lru = stats.get("lru")
+            out.append(f"| {mode} | {dom} | {r.within:.2%} | {r.cross:.2%} | {r.ideal:.2%} |")
+    ex = stats.reuse_exact_within
+    out += ["", f"Exact message-level within-trajectory reuse: {ex.fraction:.2%} of {ex.unit}."]
+    lru = stats.lru
     if lru:
         out += [
             "",
-            f"LRU prefix cache with {lru['concurrency']} users (salt {lru['salt']}): hit fraction of input by cache size.",
+            f"LRU prefix cache with {lru.concurrency} users (salt {lru.salt}): hit fraction of input by cache size.",
             "",
-            f"| cache size ({stats['units']['reuse']}) | hit fraction |",
+            f"| cache size ({stats.units.reuse}) | hit fraction |",
             "|---:|---:|",
         ]
-        out += [f"| {fmt_number(p['capacity'])} | {p['hit_fraction']:.2%} |" for p in lru["points"]]
-        out.append(f"| unlimited | {lru['unlimited']:.2%} |")
+        out += [f"| {fmt_number(p.capacity)} | {p.hit_fraction:.2%} |" for p in lru.points]
+        out.append(f"| unlimited | {lru.unlimited:.2%} |")
     out.append("")
     out += [f"![{img.rsplit('/', 1)[-1]}]({img})" for img in images]
     return "\n".join(out)
@@ -100,11 +97,10 @@ def field_table() -> str:
     return "\n".join(lines)
 
 
-def render_body(meta: dict[str, Any], stats: dict[str, Any], images: Sequence[str], summary: str | None) -> str:
+def render_body(meta: dict[str, Any], stats: Stats, images: Sequence[str], summary: str | None) -> str:
     c = meta["counts"]
     opts = meta["build_options"]
-    doms = {d: v for d, v in stats["domains"].items() if d != "all"}
-    mix = ", ".join(f"{v['trajectories']} {d}" for d, v in doms.items())
+    mix = ", ".join(f"{v.trajectories} {d}" for d, v in stats.domains.items() if d != "all")
     sources = "\n".join(f"- `{s['file']}` (sha256 `{s['sha256']}`)" for s in meta["sources"])
     rebuild = "\n".join(meta.get("build") or ["trajbench traces build <sources> --out <folder>"])
     marker = (

@@ -146,10 +146,9 @@ def write_card(
         meta[key] = value
     stats = compute_stats(sh.path, tokenizer=tokenizer, options=options, progress=progress)
     meta["statistics"] = {
-        "units": stats["units"],
+        "units": to_json(stats.units),
         "domains": {
-            d: {"trajectories": v["trajectories"], "client_turns": v["client_turns"]}
-            for d, v in stats["domains"].items()
+            d: {"trajectories": v.trajectories, "client_turns": v.client_turns} for d, v in stats.domains.items()
         },
     }
     img_dir = out_path.parent / "img"

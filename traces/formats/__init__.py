@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from .mini_swe_agent import BASH_TOOL
 from .mlperf_jsonl import row_to_flat
-from .mlperf_jsonl import write as write_mlperf_jsonl
 from .registry import FORMATS, Format
 from .sources import read_sources, validate_sources
 from .validate import FlatRow, build_trajectory
@@ -24,5 +23,4 @@ __all__ = [
     "read_sources",
     "row_to_flat",
     "validate_sources",
-    "write_mlperf_jsonl",
 ]

@@ -9,11 +9,11 @@ reference's published examples) and keeps every extra field a row came with.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..errors import ErrorSink, TraceFormatError
-from ..inputs import iter_objects, write_json_lines
+from ..inputs import iter_objects
 from ..model import Row, Trajectory
 from .validate import FlatRow, build_trajectory, is_printable_ascii
 
@@ -120,20 +120,12 @@ def row_to_flat(conversation_id: str | None, row: Row, *, with_context: bool) ->
     return out
 
 
-def trajectory_to_flat(traj: Trajectory) -> list[dict[str, Any]]:
-    return [row_to_flat(traj.id, row, with_context=True) for row in traj.rows]
-
-
 def to_records(traj: Trajectory) -> list[dict[str, Any]]:
-    return trajectory_to_flat(traj)
+    """The flat rows of a trajectory, each with its conversation's system prompt and tools."""
+    return [row_to_flat(traj.id, row, with_context=True) for row in traj.rows]
 
 
 def from_records(records: list[dict[str, Any]], path: str, sink: ErrorSink) -> Trajectory | None:
     """What `read` makes of written rows (`traces export` compares it with what was written)."""
     cid = records[0].get("conversation_id") if records else None
     return build_trajectory(path, cid, [FlatRow(r) for r in records], sink) if isinstance(cid, str) else None
-
-
-def write(trajectories: Iterable[Trajectory], path: str) -> int:
-    """Write trajectories as flat rows (plain or `.zst`); returns the number of rows written."""
-    return write_json_lines((flat for traj in trajectories for flat in trajectory_to_flat(traj)), path)

@@ -28,14 +28,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from ..errors import ErrorSink, TraceFormatError
-from ..inputs import is_table, iter_objects, read_bytes, write_json_lines
+from ..inputs import is_table, iter_objects, read_bytes
 from ..model import Row, Trajectory, content_text
 from .validate import FlatRow, build_trajectory
 
@@ -315,8 +315,12 @@ def record_trajectory(
     )
 
 
-def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
-    """Yield one trajectory per record, in file order; report each violation to `sink`."""
+RecordReader = Callable[[dict[str, Any], str, int | None, str, ErrorSink], Trajectory | None]
+
+
+def read_conversations(path: str, sink: ErrorSink, record_trajectory: RecordReader) -> Iterator[Trajectory]:
+    """Each record's trajectory, in file order, for a format of one conversation per record;
+    each violation goes to `sink`, and a file without a record is one."""
     any_record = False
     for line, base, obj in iter_records(path, sink):
         any_record = True
@@ -325,6 +329,11 @@ def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
             yield traj
     if not any_record:
         sink(TraceFormatError(path, None, "the file holds no conversations; expected one JSON object per line"))
+
+
+def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
+    """Yield one trajectory per record, in file order; report each violation to `sink`."""
+    return read_conversations(path, sink, record_trajectory)
 
 
 def row_messages(row: Row, *, client_delays_only: bool = False) -> list[dict[str, Any]]:
@@ -368,17 +377,3 @@ def to_record(traj: Trajectory) -> dict[str, Any]:
     if tools is not None:
         record["tools"] = list(tools)
     return record
-
-
-def to_records(traj: Trajectory) -> list[dict[str, Any]]:
-    return [to_record(traj)]
-
-
-def from_records(records: list[dict[str, Any]], path: str, sink: ErrorSink) -> Trajectory | None:
-    """What `read` makes of written records (`traces export` compares it with what was written)."""
-    return record_trajectory(records[0], path, None, "", sink)
-
-
-def write(trajectories: Iterable[Trajectory], path: str) -> int:
-    """Write one record per line (plain or `.zst`); returns the number of records."""
-    return write_json_lines(map(to_record, trajectories), path)

@@ -15,14 +15,13 @@ lives only in `system`, and intent codes look like `I042`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from ..canonical import canonical_json
 from ..errors import ErrorSink, TraceError, TraceFormatError
-from ..inputs import write_json_lines
 from ..model import WORKFLOW_ID, Trajectory
-from .openai_messages import iter_records, messages_trajectory, row_messages
+from .openai_messages import messages_trajectory, read_conversations, row_messages
 
 INTENT_CODE = re.compile(r"^I\d{3}$", re.IGNORECASE)
 FIELDS = frozenset({"conversation_id", "system", "tools", "messages", "metadata"})
@@ -109,14 +108,7 @@ def record_trajectory(
 
 def read(path: str, sink: ErrorSink) -> Iterator[Trajectory]:
     """Yield each workflow conversation in file order; report each violation to `sink`."""
-    any_record = False
-    for line, base, obj in iter_records(path, sink):
-        any_record = True
-        traj = record_trajectory(obj, path, line, base, sink)
-        if traj is not None:
-            yield traj
-    if not any_record:
-        sink(TraceFormatError(path, None, "the file holds no conversations; expected one JSON object per line"))
+    return read_conversations(path, sink, record_trajectory)
 
 
 def to_record(traj: Trajectory) -> dict[str, Any]:
@@ -137,17 +129,3 @@ def to_record(traj: Trajectory) -> dict[str, Any]:
     if first_tools is not None:
         record["tools"] = list(first_tools)
     return record
-
-
-def to_records(traj: Trajectory) -> list[dict[str, Any]]:
-    return [to_record(traj)]
-
-
-def from_records(records: list[dict[str, Any]], path: str, sink: ErrorSink) -> Trajectory | None:
-    """What `read` makes of written records (`traces export` compares it with what was written)."""
-    return record_trajectory(records[0], path, None, "", sink)
-
-
-def write(trajectories: Iterable[Trajectory], path: str) -> int:
-    """Write one workflow record per line (plain or `.zst`); returns the number of records."""
-    return write_json_lines(map(to_record, trajectories), path)

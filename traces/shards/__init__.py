@@ -6,9 +6,9 @@ trace formats (docs/files.md).
 from __future__ import annotations
 
 from .build import BuildOptions, BuildResult, build_shards
-from .export import ExportResult, export_jsonl, export_shards
+from .export import ExportResult, export_shards
 from .layout import MANIFEST, STATS_FILE
-from .manifest import FORMAT_VERSION, InstanceEntry, Manifest
+from .manifest import FORMAT_VERSION, InstanceEntry, Manifest, TokenizerInfo
 from .reader import COLUMNS, Instance, Shards, TurnPrompt, TurnRow, iter_prompts, logical_id, salt_for
 from .show import shards_profile, turn_body, uses_tokenizer
 from .verify import Verification, verify_shards
@@ -25,11 +25,11 @@ __all__ = [
     "InstanceEntry",
     "Manifest",
     "Shards",
+    "TokenizerInfo",
     "TurnPrompt",
     "TurnRow",
     "Verification",
     "build_shards",
-    "export_jsonl",
     "export_shards",
     "iter_prompts",
     "logical_id",

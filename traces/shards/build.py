@@ -28,13 +28,13 @@ from ..formats import FORMATS, read_sources, row_to_flat
 from ..inputs import PREFIX as HUB_PREFIX
 from ..inputs import expand_inputs
 from ..model import Trajectory
-from ..outdir import check_replaceable, replace_dir, sweep_stale, temp_sibling, unwritable
+from ..outdir import replace_dir, sweep_stale, temp_sibling, unwritable
 from ..parallel import check_jobs
 from ..progress import Progress
 from ..requests import SALT_MODES, Marker, PromptBuilder, make_salt, wire_messages
 from ..requests import choose as choose_marker
 from ..version import __version__
-from .layout import shard_file
+from .layout import check_replaceable, shard_file
 from .manifest import (
     FORMAT_VERSION,
     BuildRecord,
@@ -438,7 +438,7 @@ def build_shards(
     nothing is left at `out` if anything fails.
 
     `overwrite` replaces an existing `out` only if it is a shard folder (or empty) holding none
-    of the sources (`outdir.check_replaceable`). `progress` counts the client turns built; their
+    of the sources (`layout.check_replaceable`). `progress` counts the client turns built; their
     total is known once the first pass over the sources has ended (with `repeats` > 1). `jobs`
     processes build the trajectories' rows (`traces.parallel`): the same bytes as one."""
     opts.check()

@@ -197,8 +197,3 @@ def export_shards(
         shards.close()
     dropped = dict(sorted(lost.items(), key=lambda item: (-item[1], item[0])))
     return ExportResult(target, fmt, conversations, records, dropped)
-
-
-def export_jsonl(shards_dir: str, out: str, *, repeat: int = 1) -> int:
-    """Write the instances of one repeat as mlperf-jsonl; returns rows written."""
-    return export_shards(shards_dir, out, repeat=repeat).records

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..errors import TraceError
-from ..formats import write_mlperf_jsonl as write
+from ..formats import FORMATS
 from ..model import Trajectory
 from ..progress import Progress
 from .coding import coding_ids, coding_trajectory
@@ -149,7 +149,7 @@ def synthesize(
     if progress is not None:
         progress.set_total(p.client_turns)
     try:
-        rows = write(_counted(iter_synthetic(seed, scale), progress), tmp)
+        rows = FORMATS["mlperf-jsonl"].write(_counted(iter_synthetic(seed, scale), progress), tmp)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

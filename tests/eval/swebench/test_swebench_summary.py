@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cli import main
-from eval.swebench import SwebenchError, swebench_mean
+from eval.swebench import Provenance, SwebenchError, SwebenchSummary, swebench_mean
 from eval.swebench.summary import build_summary, write_results
 
 
@@ -25,7 +25,9 @@ def _run(out: Path, *, resolved: int, n: int = 200, profile: str = "qwen3.6-35b-
             _grade(out, iid, "resolved")
         elif k < n - incomplete:
             _grade(out, iid, "unresolved")
-    write_results(out, build_summary(out, ids, profile=profile, runtime="docker", concurrency=8, extra={}))
+    write_results(
+        out, build_summary(out, ids, profile=profile, runtime="docker", concurrency=8, provenance=Provenance())
+    )
     return out
 
 
@@ -60,6 +62,31 @@ def test_summary_has_the_compliance_keys_and_counts(tmp_path: Path) -> None:
         "i3": "unresolved",
         "i4": "incomplete",
     }
+
+
+def test_the_summary_reads_back_as_written(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    out.mkdir()
+    written = build_summary(
+        out,
+        ["i0"],
+        profile="kimi-k3",
+        runtime="local",
+        concurrency=None,
+        provenance=Provenance(model="m", isolated=False),
+    )
+    write_results(out, written)
+    assert SwebenchSummary.read(out) == written
+    assert json.loads((out / "swebench_summary.json").read_text())["isolated"] is False  # provenance at the top level
+
+
+def test_a_scores_json_that_is_not_json_is_not_overwritten(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    out.mkdir()
+    (out / "scores.json").write_text("{broken")
+    with pytest.raises(SwebenchError, match=r"scores.json: not valid JSON .*; fix or remove it"):
+        _run(out, resolved=1, n=2)
+    assert (out / "scores.json").read_text() == "{broken"
 
 
 def test_scores_json_is_merged_not_clobbered(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from runfolders import run_info
 
 from replay import Gates, Record, ReplayError, RunInfo, Slo, build_report
 from replay.report.plots import curve_name, curves
-from replay.report.points import collect_points, load_point, load_points
+from replay.report.points import collect_points, load_point
 from replay.results import SweepPlan, SweepPoint
 from replay.results.summary import build_summary
 
@@ -79,7 +79,7 @@ def sweep(tmp_path: Path) -> Path:
 
 
 def test_per_user_speed_is_tokens_over_e2e(sweep: Path) -> None:
-    points = load_points([("sys", sweep)], gates)
+    points = collect_points([("sys", sweep)], gates).points
     assert [p.concurrency for p in points] == [1, 2, 4]
     # 12 turns × 40 tokens over 12 × 0.1 s of E2E
     assert points[0].per_user_tps == pytest.approx(12 * 40 / (12 * 0.1))
@@ -187,7 +187,7 @@ def test_research_points_draw_their_own_labelled_frontier(tmp_path: Path) -> Non
     assert rows[4]["gates"] == "dataset" and rows[1]["gates"] == "official"
     # the research point is on its own frontier; it does not push the official points off theirs
     assert rows[4]["on_frontier"] and rows[2]["on_frontier"]
-    assert curve_name("sys", rows[4]["gates_note"], load_points([("sys", root)], research)[2:]) == (
+    assert curve_name("sys", rows[4]["gates_note"], collect_points([("sys", root)], research).points[2:]) == (
         "sys (simulated target) — research gates: dataset-derived — not an official result"
     )
     html = page.read_text()

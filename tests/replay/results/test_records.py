@@ -22,12 +22,16 @@ from replay.results.records import (
     compress_records,
     pack_chunks,
     read_records,
-    record_to_json,
+    record_line,
     records_path,
     unpack_chunks,
 )
 
 SEND = 5_000_000_000_123
+
+
+def _json(r: Record) -> str:
+    return record_line(r).decode("utf-8")
 
 
 def _record(k: int, chunk_ns: tuple[int, ...]) -> Record:
@@ -121,10 +125,10 @@ def test_a_paced_400_chunk_turn_packs_in_two_bytes_a_chunk() -> None:
 
 def test_lines_carry_packed_times_and_the_old_form_still_reads(tmp_path: Path) -> None:
     rec = _record(0, (SEND + 40_000_001, SEND + 45_000_999, SEND + 45_000_999))
-    line = json.loads(record_to_json(rec))
+    line = json.loads(_json(rec))
     assert "chunk_ns" not in line and isinstance(line["chunks"], str)
     old = {k: v for k, v in line.items() if k != "chunks"} | {"chunk_ns": list(rec.chunk_ns)}
-    (tmp_path / RECORDS_FILE).write_text(json.dumps(old) + "\n" + record_to_json(rec) + "\n")
+    (tmp_path / RECORDS_FILE).write_text(json.dumps(old) + "\n" + _json(rec) + "\n")
     old_form, new_form = read_records(tmp_path)
     assert old_form == rec
     assert new_form == replace(rec, chunk_ns=_floored(rec.chunk_ns))
@@ -174,10 +178,10 @@ def test_a_torn_last_line_is_skipped_and_a_broken_one_named(tmp_path: Path) -> N
     recs = _write(tmp_path, 2)
     path = tmp_path / RECORDS_FILE
     with path.open("a") as fh:
-        fh.write(record_to_json(recs[0])[:40])
+        fh.write(_json(recs[0])[:40])
     assert len(list(read_records(tmp_path))) == 2
-    line = json.loads(record_to_json(recs[1]))
-    path.write_text(record_to_json(recs[0]) + "\n" + json.dumps({**line, "chunks": "!!"}) + "\n")
+    line = json.loads(_json(recs[1]))
+    path.write_text(_json(recs[0]) + "\n" + json.dumps({**line, "chunks": "!!"}) + "\n")
     with pytest.raises(ReplayError, match=r"records\.jsonl:2: unreadable record"):
         list(read_records(tmp_path))
     torn = base64.b64encode(b"H" + bytes(8) + b"\x01").decode()  # a 2-byte gap cut after 1 byte
@@ -188,7 +192,7 @@ def test_a_torn_last_line_is_skipped_and_a_broken_one_named(tmp_path: Path) -> N
     with pytest.raises(ReplayError, match=r"records\.jsonl:1: unreadable record \(packed chunk times have no valid"):
         list(read_records(tmp_path))
     # the same rules inside a compressed file
-    path.write_bytes(zstandard.ZstdCompressor().compress((record_to_json(recs[0]) + "\n{").encode()))
+    path.write_bytes(zstandard.ZstdCompressor().compress((_json(recs[0]) + "\n{").encode()))
     path.rename(tmp_path / RECORDS_ZST_FILE)
     assert len(list(read_records(tmp_path))) == 1
 

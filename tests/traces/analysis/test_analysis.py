@@ -13,12 +13,18 @@ from reuse_oracle import ideal_within_reuse
 
 import traces
 from cli import cli
-from traces.analysis import StatsOptions, analyse, compute_stats, default_cache_sizes
+from traces import to_json
+from traces.analysis import Stats, StatsOptions, analyse, compute_stats, default_cache_sizes
 from traces.analysis.cache import RadixLRU, closed_loop_order
 from traces.analysis.lengths import summarize
 from traces.analysis.reuse import block_hashes
 
 SYSTEM = "You are the support agent of ACME. " * 20
+
+
+def _stats(shards: Path, **kw: Any) -> dict[str, Any]:
+    """The statistics as stats.json holds them."""
+    return to_json(compute_stats(shards, **kw))  # type: ignore[no-any-return]
 
 
 def _rows(cid: str, system: str | None, turns: list[tuple[str, str]]) -> list[dict[str, Any]]:
@@ -61,18 +67,18 @@ def test_a_changed_tool_list_restarts_the_prefix_after_the_system_message(tmp_pa
     # turn 1 sends [system, tools A, u1]; turn 3 [system, tools B, u1, a1, u3]: only the system is shared
     r = ideal_within_reuse(shards, lambda _text: 1)
     assert (r.reused, r.total) == (1, 8)
-    stats = compute_stats(shards, options=StatsOptions(block_size=8))
+    stats = _stats(shards, options=StatsOptions(block_size=8))
     exact = ideal_within_reuse(shards)
     assert stats["reuse_exact_within"]["fraction"] == pytest.approx(exact.fraction, abs=1e-6)
     rows[2]["tools"] = TOOL_A
-    same = compute_stats(_build(tmp_path, rows, "same"), options=StatsOptions(block_size=8))
+    same = _stats(_build(tmp_path, rows, "same"), options=StatsOptions(block_size=8))
     # blocks may run past the system message into the common start of the two tool lists, but
     # never as far as with an unchanged tool list
     assert exact.fraction * 0.9 < stats["reuse"]["mlperf"]["all"]["within"] < same["reuse"]["mlperf"]["all"]["within"]
 
 
 def test_stats_exact_within_equals_the_library_function(sample_shards: Path) -> None:
-    stats = compute_stats(sample_shards)
+    stats = _stats(sample_shards)
     r = ideal_within_reuse(sample_shards)
     assert (stats["reuse_exact_within"]["reused"], stats["reuse_exact_within"]["total"]) == (r.reused, r.total)
     strong = ideal_within_reuse(sample_shards, salt_mode="strong")
@@ -105,7 +111,7 @@ def test_exact_within_reuse_of_coding_trajectories_matches_the_repeated_characte
         repeated += sum(chars[:-1])
         total += sum(chars)
     assert r.fraction == pytest.approx(repeated / total, abs=0.002)
-    stats = compute_stats(out, options=StatsOptions(salt_modes=("mlperf",), cache_sizes=(1 << 20,)))
+    stats = _stats(out, options=StatsOptions(salt_modes=("mlperf",), cache_sizes=(1 << 20,)))
     blocks = stats["reuse"]["mlperf"]["all"]["within"]
     assert r.fraction - 0.01 <= blocks <= r.fraction  # whole blocks only ever lose the partial last block
 
@@ -153,7 +159,7 @@ def test_closed_loop_order_round_robin_over_slots() -> None:
 def test_salting_blocks_cross_trajectory_reuse_of_the_shared_system_prompt(tmp_path: Path) -> None:
     rows = _rows("sim_001", SYSTEM, [("hello", "hi")]) + _rows("sim_002", SYSTEM, [("help", "sure")])
     shards = _build(tmp_path, rows, "wf")
-    stats = compute_stats(shards, options=StatsOptions(block_size=16, concurrency=1))
+    stats = _stats(shards, options=StatsOptions(block_size=16, concurrency=1))
     reuse = stats["reuse"]
     # no salt: the whole system prompt is shared; mlperf: only up to the conversation salt
     assert reuse["none"]["all"]["cross"] > reuse["mlperf"]["all"]["cross"] > 0
@@ -163,17 +169,17 @@ def test_salting_blocks_cross_trajectory_reuse_of_the_shared_system_prompt(tmp_p
 
 def test_a_dataset_without_system_prompt_reports_salting_as_unavailable(tmp_path: Path) -> None:
     shards = _build(tmp_path, _rows("t1", None, [("u1", "a1"), ("u3", "a3")]), salt="none")
-    stats = compute_stats(shards)
+    stats = _stats(shards)
     assert "cannot be salted" in stats["reuse"]["mlperf"]["error"]
     assert stats["reuse"]["none"]["all"]["within"] >= 0
     assert stats["lru"]["salt"] == "none"
 
 
-# ---------------------------------------------------------------- the stats dict
+# ---------------------------------------------------------------- the statistics
 def test_summarize_takes_observed_percentiles() -> None:
     s = summarize([1, 2, 3, 4, 100])
-    assert s == {"n": 5, "mean": 22, "p50": 3, "p90": 4, "p99": 4, "max": 100}
-    assert summarize([])["mean"] is None
+    assert to_json(s) == {"n": 5, "mean": 22, "p50": 3, "p90": 4, "p99": 4, "max": 100}
+    assert summarize([]).mean is None
 
 
 def test_default_cache_sizes_end_at_holding_everything() -> None:
@@ -183,7 +189,7 @@ def test_default_cache_sizes_end_at_holding_everything() -> None:
 
 
 def test_sample_stats_counts_growth_and_lru(sample_shards: Path) -> None:
-    stats = compute_stats(sample_shards, options=StatsOptions(concurrency=2))
+    stats = _stats(sample_shards, options=StatsOptions(concurrency=2))
     assert stats["units"] == {"lengths": "chars", "reuse": "chars"}
     d = stats["domains"]
     assert (d["all"]["trajectories"], d["all"]["client_turns"]) == (4, 17)
@@ -205,6 +211,7 @@ def test_stats_and_plots_are_deterministic(sample_shards: Path, tmp_path: Path) 
     assert names == ["isl_growth.png", "lru_hit_curve.png", "prefix_reuse.png", "stats.json"]
     for name in names:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    assert Stats.read(tmp_path / "a") == first.stats  # stats.json reads back as what was computed
     assert (tmp_path / "a" / "isl_growth.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -239,7 +246,7 @@ class WordTokenizer:
 
 def test_a_given_tokenizer_switches_every_length_to_tokens(tmp_path: Path) -> None:
     shards = _build(tmp_path, _rows("t1", SYSTEM, [("one two three", "four five"), ("six", "seven")]))
-    stats = compute_stats(shards, tokenizer=WordTokenizer(), options=StatsOptions(block_size=4))
+    stats = _stats(shards, tokenizer=WordTokenizer(), options=StatsOptions(block_size=4))
     assert stats["units"] == {"lengths": "tokens", "reuse": "tokens"}
     words_system = len(("[salt: x] " + SYSTEM + " [salt: y]").split())
     isl = stats["domains"]["all"]["isl"]
@@ -255,8 +262,8 @@ def test_counting_with_a_tokenizer_equals_the_build_token_columns(tmp_path: Path
     traces.build_shards([str(sample)], plain, traces.BuildOptions(name="s"))
     traces.build_shards([str(sample)], counted, traces.BuildOptions(name="s"), counter=tok)
     opts = StatsOptions(salt_modes=("mlperf",))
-    a = compute_stats(plain, tokenizer=tok, options=opts)
-    b = compute_stats(counted, options=opts)  # token columns, and the tokenizer reloaded by name
+    a = _stats(plain, tokenizer=tok, options=opts)
+    b = _stats(counted, options=opts)  # token columns, and the tokenizer reloaded by name
     assert a["units"] == b["units"] == {"lengths": "tokens", "reuse": "tokens"}
     for key in ("isl", "delta", "expected_osl"):
         assert a["domains"]["all"][key] == b["domains"]["all"][key], key

@@ -13,6 +13,7 @@ from browser import console_errors, dom, screenshot
 
 from traces.analysis import compute_stats, write_plots
 from traces.analysis.stats import reuse_lost
+from traces.analysis.statsfile import Reuse, ReuseFailed
 from traces.png import (
     Axes,
     concurrency_axis,
@@ -95,18 +96,16 @@ def test_axes_label_tokens_and_thousands(ax: Axes) -> None:
 def test_salting_cost_is_counted_in_tokens_against_no_salting() -> None:
     """The reuse chart and table show what each salt mode loses against no salting, in units of
     input: misses with the salt minus misses without."""
-    stats = {
-        "reuse": {
-            "mlperf": {"all": {"units": 1_000_000, "within": 0.95, "cross": 0.01, "ideal": 0.96}},
-            "none": {"all": {"units": 990_000, "within": 0.95, "cross": 0.02, "ideal": 0.97}},
-            "strong": {"error": "no system prompt"},
-        }
+    reuse: dict[str, dict[str, Reuse] | ReuseFailed] = {
+        "mlperf": {"all": Reuse(units=1_000_000, within=0.95, cross=0.01, ideal=0.96)},
+        "none": {"all": Reuse(units=990_000, within=0.95, cross=0.02, ideal=0.97)},
+        "strong": ReuseFailed("no system prompt"),
     }
-    lost = reuse_lost(stats)
+    lost = reuse_lost(reuse)
     assert list(lost) == ["mlperf"]
-    assert lost["mlperf"]["all"]["lost"] == pytest.approx(0.04 * 1_000_000 - 0.03 * 990_000)
-    assert lost["mlperf"]["all"]["cross_lost"] == pytest.approx(0.02 * 990_000 - 0.01 * 1_000_000)
-    assert reuse_lost({"reuse": {"mlperf": stats["reuse"]["mlperf"]}}) == {"mlperf": {}}
+    assert lost["mlperf"]["all"].lost == pytest.approx(0.04 * 1_000_000 - 0.03 * 990_000)
+    assert lost["mlperf"]["all"].cross_lost == pytest.approx(0.02 * 990_000 - 0.01 * 1_000_000)
+    assert reuse_lost({"mlperf": reuse["mlperf"]}) == {}  # no baseline: nothing to compare with
 
 
 def test_stats_charts_are_the_same_bytes_twice(sample_shards: Path, tmp_path: Path) -> None:

@@ -25,11 +25,11 @@ from sinks import raising_sink
 import traces
 from traces.formats import FORMATS
 from traces.formats.mini_swe_agent import BASH_TOOL
-from traces.formats.mlperf_jsonl import trajectory_to_flat
+from traces.formats.mlperf_jsonl import to_records as trajectory_to_flat
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "formats"
 NAMES = list(FORMATS)
-WRITABLE = [name for name, fmt in FORMATS.items() if fmt.write is not None]
+WRITABLE = [name for name, fmt in FORMATS.items() if fmt.to_records is not None]
 
 #: conversations of a broken input that break no rule, so still load
 STILL_LOADS = {"snapshots": ["sim_010"]}
@@ -115,7 +115,7 @@ def test_registered_under_its_name(name: str) -> None:
     module = importlib.import_module(f"traces.formats.{name.replace('-', '_')}")
     assert fmt.name == name and fmt.description
     assert fmt.read is module.read
-    assert fmt.write is getattr(module, "write", None)
+    assert (fmt.to_records is None) == (fmt.from_records is None) == (fmt.read_only is not None)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -140,7 +140,8 @@ def test_shards_built_from_the_format_export_the_golden(name: str, tmp_path: Pat
     trajs = read(name, *good_inputs(name))[0]
     result = build(name, tmp_path / "a")
     assert traces.to_json(result.manifest.counts) == counts(trajs)
-    assert traces.export_jsonl(str(result.out), str(tmp_path / "export.jsonl")) == sum(len(t.rows) for t in trajs)
+    exported = traces.export_shards(str(result.out), str(tmp_path / "export.jsonl"))
+    assert exported.records == sum(len(t.rows) for t in trajs)
     assert (tmp_path / "export.jsonl").read_bytes() == (DATA / name / "expected.jsonl").read_bytes()
     assert build(name, tmp_path / "b").manifest.content_hash == result.manifest.content_hash
 
@@ -180,7 +181,6 @@ def test_text_that_is_not_json_is_an_error(name: str, suffix: str, tmp_path: Pat
 @pytest.mark.parametrize("name", WRITABLE)
 def test_write_then_read_round_trips_deterministically(name: str, tmp_path: Path) -> None:
     fmt = FORMATS[name]
-    assert fmt.write is not None
     trajs = read(name, *good_inputs(name))[0]
     out = tmp_path / "out.jsonl.zst"
     # conversations for the formats of one record per conversation, else flat rows

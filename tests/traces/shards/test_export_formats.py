@@ -13,11 +13,12 @@ from click.testing import CliRunner
 
 from cli import cli
 from traces import BuildOptions, ExportResult, Shards, TraceError, build_shards, export_shards
-from traces.formats.mlperf_jsonl import write as write_flat
+from traces.formats import FORMATS
 from traces.synth import iter_synthetic
 
 SAMPLE = Path(__file__).resolve().parents[3] / "traces" / "data" / "sample.jsonl"
 WRITTEN = ("mlperf-jsonl", "openai-messages", "workflow")
+write_flat = FORMATS["mlperf-jsonl"].write
 
 
 @pytest.fixture(scope="module")

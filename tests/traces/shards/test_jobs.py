@@ -54,13 +54,15 @@ def test_jobs_must_be_positive(sample: Path, tmp_path: Path) -> None:
 
 
 def test_stats_jobs_give_the_same_statistics(coding_set: Path, sample: Path, tmp_path: Path) -> None:
-    from traces.analysis import StatsOptions, compute_stats, write_stats
+    from traces.analysis import StatsOptions, compute_stats
 
     shards = tmp_path / "shards"
     traces.build_shards([str(coding_set), str(sample)], shards, traces.BuildOptions(repeats=2))
     opts = StatsOptions(block_size=16)
-    one = write_stats(compute_stats(shards, options=opts), tmp_path / "s1")
-    two = write_stats(compute_stats(shards, options=opts, jobs=2), tmp_path / "s2")
+    (tmp_path / "s1").mkdir()
+    (tmp_path / "s2").mkdir()
+    one = compute_stats(shards, options=opts).write(tmp_path / "s1")
+    two = compute_stats(shards, options=opts, jobs=2).write(tmp_path / "s2")
     assert one.read_bytes() == two.read_bytes()
 
 
