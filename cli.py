@@ -620,7 +620,11 @@ def traces_publish(
 @click.option(
     "--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Also write the report as JSON."
 )
-@click.option("--strict", is_flag=True, help="Exit 1 unless every sampled turn's ids are identical.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit 1 unless every sampled turn's ids are identical and the engine keeps every sampled history marker.",
+)
 @click.option(
     "--timeout",
     default=60.0,
@@ -645,8 +649,9 @@ def traces_check_template(
     tokenisation of the same messages (docs/templates.md).
 
     Per turn: both token counts, whether the ids are identical, and the first position where they
-    differ with the text around it on both sides; then the share of identical turns. Exit 0
-    whatever the parity unless --strict."""
+    differ with the text around it on both sides; then the share of identical turns. Per turn with
+    a history marker, whether the engine's tokens change with it (the prompt is tokenised once more
+    without it). Exit 0 whatever the parity unless --strict."""
     shards = traces.Shards(shards_dir)
     prof = traces.get_profile(profile) if profile else traces.shards_profile(shards, quiet_without_tokenizer=True)[0]
     spec = tokenizer or replay.default_template_tokenizer(shards, prof)
@@ -665,12 +670,21 @@ def traces_check_template(
         click.echo(line)
     if json_out:
         click.echo(f"wrote {report.write_to(json_out)}")
-    if strict and report.identical < len(report.turns):
-        raise replay.ReplayError(
-            f"template parity {100 * report.parity:.1f} % < 100 % (--strict): the engine tokenises "
+    problems = []
+    if report.identical < len(report.turns):
+        problems.append(
+            f"template parity {100 * report.parity:.1f} % < 100 %: the engine tokenises "
             f"{len(report.turns) - report.identical} of {len(report.turns)} sampled prompts differently; "
             "see the first divergence of each above (docs/templates.md)"
         )
+    if report.markers_erased:
+        problems.append(
+            f"the engine erases the history marker in {report.markers_erased} of {report.markers_checked} sampled "
+            "replayed assistant messages: its tokens are the same with and without it, so it would not stop reuse "
+            "of generated tokens; rebuild the shards with the tokenizer of the served model (docs/history-marker.md)"
+        )
+    if strict and problems:
+        raise replay.ReplayError("(--strict) " + "; and ".join(problems))
 
 
 @cli.group("replay")
