@@ -114,8 +114,8 @@ class LocalSource:
         self.sink = sink
         self.stop_event = asyncio.Event()
 
-    async def next_instance(self, slot: int, finished: bool) -> int | None:
-        ordinal = self.coordinator.next_instance(finished)
+    async def next_instance(self, slot: int, finished: bool, t_done_ns: int | None = None) -> int | None:
+        ordinal = self.coordinator.next_instance(finished, t_done_ns)
         if self.coordinator.stopped:
             self.stop_event.set()
         return ordinal
