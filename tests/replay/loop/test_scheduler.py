@@ -5,6 +5,7 @@ window rule as plain state."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import time
 from pathlib import Path
@@ -347,7 +348,7 @@ def test_client_token_counting_is_off_the_turns_critical_path(shards_dir: Path) 
     assert [r.turn for r in records] == sorted(r.turn for r in records)  # emitted in turn order
     assert all(r.client_output_tokens == len(r.content) for r in records)  # every count is there
     assert counter.calls == 2 * len(records)  # the whole answer and the part after its first chunk
-    for before, after in zip(records, records[1:], strict=False):
+    for before, after in itertools.pairwise(records):
         assert before.t_last_ns is not None
         # the next turn went out long before the previous answer's two counts (0.6 s) were done
         assert after.t_send_ns - before.t_last_ns < 1e9 * SlowCounter.COUNT_S
