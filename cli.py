@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import math
 import os
 import shlex
 import signal
@@ -692,6 +693,18 @@ def replay_group() -> None:
     """Replay shards closed-loop against an endpoint; sweep concurrency; calibrate the harness."""
 
 
+class FiniteRange(click.FloatRange):
+    """A float range that also refuses nan and inf (which pass every comparison, or break JSON)."""
+
+    name = "float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        out = super().convert(value, param, ctx)
+        if not math.isfinite(out):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return out
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """The options `replay run` and `replay sweep` share (all but concurrency and --out), as
@@ -720,6 +733,7 @@ class RunOptions:
     max_completion_tokens: int | None
     skip_preflight: bool
     max_response_mb: int
+    memory_budget_mb: int
     max_event_mb: int
     max_header_kb: int
     slo: str | None
@@ -783,6 +797,7 @@ class RunOptions:
                 max_header_bytes=self.max_header_kb << 10,
                 max_event_bytes=self.max_event_mb << 20,
                 max_response_bytes=self.max_response_mb << 20,
+                memory_budget_bytes=self.memory_budget_mb << 20,
             ),
             slo=replay.parse_slo(self.slo, self.session_slo),
         )
@@ -978,14 +993,14 @@ def run_options(f: F) -> F:
             "--turn-timeout",
             default=600.0,
             show_default=True,
-            type=click.FloatRange(min=0, min_open=True),
+            type=FiniteRange(min=0, min_open=True),
             help="Seconds per turn; a timed-out request is cancelled.",
         ),
         click.option(
             "--drain-timeout",
             default=10.0,
             show_default=True,
-            type=click.FloatRange(min=0),
+            type=FiniteRange(min=0),
             help="After Ctrl-C, seconds in-flight turns may finish before they are cancelled.",
         ),
         click.option(
@@ -1053,6 +1068,14 @@ def run_options(f: F) -> F:
             show_default=True,
             type=click.IntRange(min=1),
             help="Cap on everything one turn's response may send; beyond it the turn fails (too_large).",
+        ),
+        click.option(
+            "--memory-budget-mb",
+            default=256,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help="What one worker's responses in flight may hold together: each turn's cap is its slot's share "
+            "(at least 4 MiB) when smaller than --max-response-mb.",
         ),
         click.option(
             "--max-event-mb",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -92,10 +93,11 @@ class RunConfig:
             raise ReplayError(f"--min-workers must be between 1 and --workers {self.workers}, got {self.min_workers}")
         if self.max_completion_tokens is not None and self.max_completion_tokens < 1:
             raise ReplayError(f"--max-completion-tokens must be >= 1, got {self.max_completion_tokens}")
-        if self.turn_timeout <= 0:
-            raise ReplayError(f"--turn-timeout must be > 0 seconds, got {self.turn_timeout}")
-        if self.drain_timeout < 0:
-            raise ReplayError(f"--drain-timeout must be >= 0 seconds, got {self.drain_timeout}")
+        # NaN passes every comparison and infinity is not JSON (run.json): both are refused here
+        if not (math.isfinite(self.turn_timeout) and self.turn_timeout > 0):
+            raise ReplayError(f"--turn-timeout must be a finite number of seconds > 0, got {self.turn_timeout}")
+        if not (math.isfinite(self.drain_timeout) and self.drain_timeout >= 0):
+            raise ReplayError(f"--drain-timeout must be a finite number of seconds >= 0, got {self.drain_timeout}")
         for name in (*self.headers, *([self.replica_header] if self.replica_header is not None else [])):
             if not name or any(c in name for c in " :\r\n\t") or not name.isascii():
                 raise ReplayError(f"--header {name!r} is not a valid HTTP header name")

@@ -177,6 +177,7 @@ def options_of_run(info: RunInfo) -> dict[str, Any]:
         "max_completion_tokens": info.max_completion_tokens,
         "skip_preflight": info.skip_preflight,
         "max_response_mb": info.limits.max_response_bytes >> 20,
+        "memory_budget_mb": info.limits.memory_budget_bytes >> 20,
         "max_event_mb": info.limits.max_event_bytes >> 20,
         "max_header_kb": info.limits.max_header_bytes >> 10,
         "slo": info.slo.turn_spec() if info.slo is not None else None,

@@ -69,12 +69,13 @@ def load_counter(spec: str | None, profile: str | traces.Profile) -> Any:
 def open_client(plan: WorkerPlan) -> Any:
     from ..client import FastTransport, StreamClient
 
-    transport = FastTransport(len(plan.slots), limits=plan.limits, reuse=plan.reuse_connections)
+    limits = plan.limits.for_slots(len(plan.slots))  # the slots share the worker's memory budget
+    transport = FastTransport(len(plan.slots), limits=limits, reuse=plan.reuse_connections)
     return StreamClient(
         plan.base_url,
         max_connections=len(plan.slots),
         api_key=plan.api_key,
-        limits=plan.limits,
+        limits=limits,
         transport=transport,
         keep_header=plan.replica_header,
     )

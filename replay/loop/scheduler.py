@@ -16,6 +16,7 @@ records, so the records are complete and each slot's stay in turn order (docs/cl
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -264,24 +265,49 @@ class Scheduler:
         )
         return run, list(traces.iter_prompts(instance, salt=salt))
 
+    def logical_of(self, ordinal: int) -> str:
+        """The logical instance id a FIFO ordinal is replayed as (what its records carry)."""
+        ref = resolve(ordinal, len(self.shards))
+        return instance_prompts(self.shards, self.shards.instance(ref.shard_index), ref.cycle)[1]
+
     def lost_turns(
-        self, slot: int, ordinal: int, recorded: set[int], t_ns: int, why: str, *, abort_rest: bool
+        self,
+        slot: int,
+        ordinal: int,
+        recorded: set[int],
+        t_ns: int,
+        why: str,
+        *,
+        abort_rest: bool,
+        known_ns: int | None = None,
     ) -> list[Record]:
         """The records of an instance whose worker died (docs/ray.md), built where the coordinator
-        is: its first turn without a record (in flight, waiting out its delay, or finished but
-        its record lost with the worker) fails as `worker-lost`; the turns after it are aborted by
-        the failure rule (docs/closed-loop.md), unless issuing had already stopped (they would
-        never have been sent). `recorded`: the turn numbers whose records did arrive."""
+        is. A turn without a record may have been sent and answered, its record lost with the
+        worker's unsent batch: its fate is unknown, so it fails as `worker-lost`, never as "not
+        sent". Only a turn that provably was not sent is aborted (by the failure rule), or left
+        out when issuing had stopped (`abort_rest` False): one whose recorded delays, counted from
+        `known_ns` (the last moment the driver knows of: the instance's latest record, or its
+        assignment), would end after `t_ns`, when the worker was found lost. `recorded`: the turn
+        numbers whose records did arrive."""
         ref = resolve(ordinal, len(self.shards))
         run, prompts = self._prepare(slot, ref, self.shards.instance(ref.shard_index))
         rest = [p for p in prompts if p.row.turn not in recorded]
-        if not rest:
-            return []
-        lost = self._record(run, rest[0], 0.0, t_send_ns=t_ns, error=("worker-lost", why))
-        out = [lost]
-        if abort_rest:
-            reason = f"not sent: turn {lost.turn} of {run.logical} failed (worker-lost)"
-            out += [self._record(run, p, 0.0, t_send_ns=t_ns, error=("aborted", reason)) for p in rest[1:]]
+        out: list[Record] = []
+        waited_ns = 0
+        for p in rest:
+            waited_ns += int(p.row.delay_seconds * 1e9) if self.plan.inject_delays else 0
+            if known_ns is None or known_ns + waited_ns <= t_ns:
+                unknown = why if not out else f"{why}; its fate is unknown: it may have been sent and answered"
+                out.append(self._record(run, p, 0.0, t_send_ns=t_ns, error=("worker-lost", unknown)))
+                continue
+            if abort_rest:
+                reason = (
+                    f"not sent: worker lost ({why}) before this turn's recorded delay ended"
+                    if not out
+                    else f"not sent: turn {out[-1].turn} of {run.logical} failed (worker-lost)"
+                )
+                out += [self._record(run, q, 0.0, t_send_ns=t_ns, error=("aborted", reason)) for q in rest[len(out) :]]
+            break
         return out
 
     async def _wait_delay(self, delay: float) -> bool:
@@ -317,7 +343,7 @@ class Scheduler:
                     delay,
                     t_send_ns=t_call,
                     error=("cancelled", "cancelled while in flight (run interrupted)"),
-                )
+                ),
             )
             raise
         finally:
@@ -361,47 +387,57 @@ class Scheduler:
         )
         if result is None:
             kind, message = error or ("cancelled", "")
-            return Record(
-                **common,
-                t_send_ns=t_send_ns,
-                t_first_ns=None,
-                t_last_ns=None,
-                chunk_ns=(),
-                content="",
-                reasoning="",
-                tool_calls=(),
-                finish_reason=None,
-                prompt_tokens=None,
-                completion_tokens=None,
-                cached_tokens=None,
-                client_output_tokens=None,
-                http_status=None,
-                error_kind=kind,
-                error_message=message,
+            return self._redacted(
+                Record(
+                    **common,
+                    t_send_ns=t_send_ns,
+                    t_first_ns=None,
+                    t_last_ns=None,
+                    chunk_ns=(),
+                    content="",
+                    reasoning="",
+                    tool_calls=(),
+                    finish_reason=None,
+                    prompt_tokens=None,
+                    completion_tokens=None,
+                    cached_tokens=None,
+                    client_output_tokens=None,
+                    http_status=None,
+                    error_kind=kind,
+                    error_message=message,
+                )
             )
         usage = result.usage or {}
         details = usage.get("prompt_tokens_details") or {}
-        return Record(
-            **common,
-            t_send_ns=result.t_send_ns,
-            t_first_ns=result.t_first_ns,
-            t_last_ns=result.t_last_ns,
-            chunk_ns=tuple(result.chunk_ns),
-            content=result.content,
-            reasoning=result.reasoning,
-            tool_calls=tuple(result.tool_calls),
-            finish_reason=result.finish_reason,
-            prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
-            completion_tokens=_int_or_none(usage.get("completion_tokens")),
-            cached_tokens=_int_or_none(details.get("cached_tokens") if isinstance(details, dict) else None),
-            client_output_tokens=client_tokens[0],
-            http_status=result.http_status,
-            error_kind=result.error_kind,
-            error_message=result.error_message,
-            first_chunk_chars=result.first_chars,
-            client_tokens_after_first=client_tokens[1],
-            replica=result.header_value,
+        return self._redacted(
+            Record(
+                **common,
+                t_send_ns=result.t_send_ns,
+                t_first_ns=result.t_first_ns,
+                t_last_ns=result.t_last_ns,
+                chunk_ns=tuple(result.chunk_ns),
+                content=result.content,
+                reasoning=result.reasoning,
+                tool_calls=tuple(result.tool_calls),
+                finish_reason=result.finish_reason,
+                prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
+                completion_tokens=_int_or_none(usage.get("completion_tokens")),
+                cached_tokens=_int_or_none(details.get("cached_tokens") if isinstance(details, dict) else None),
+                client_output_tokens=client_tokens[0],
+                http_status=result.http_status,
+                error_kind=result.error_kind,
+                error_message=result.error_message,
+                first_chunk_chars=result.first_chars,
+                client_tokens_after_first=client_tokens[1],
+                replica=result.header_value,
+            )
         )
+
+    def _redacted(self, record: Record) -> Record:
+        """The record with the API key cut out of everything the server sent back: a server (or a
+        proxy) that echoes the key in an error, the answer or a header must not put it in a file."""
+        key = self.plan.api_key
+        return redact(record, key) if key else record
 
     def _client_tokens(self, result: StreamResult) -> tuple[int | None, int | None]:
         """The answer's output tokens and those after its first chunk, counted as the reference
@@ -417,6 +453,25 @@ class Scheduler:
         structured = bool(result.reasoning or result.tool_calls)
         tail = {"content": content, "reasoning_content": reasoning, "tool_calls": list(calls)}
         return self.counter.output_tokens(whole), self.counter.output_tokens(tail, structured=structured)
+
+
+#: What stands where a server echoed the API key.
+REDACTED = "[redacted]"
+
+
+def redact(record: Record, secret: str) -> Record:
+    """`record` with every occurrence of `secret` in its server-sent text replaced by `REDACTED`."""
+    changes: dict[str, Any] = {}
+    for name in ("content", "reasoning", "error_message", "replica"):
+        value = getattr(record, name)
+        if isinstance(value, str) and secret in value:
+            changes[name] = value.replace(secret, REDACTED)
+    if record.tool_calls:
+        text = json.dumps(list(record.tool_calls), ensure_ascii=False)
+        if secret in text or json.dumps(secret)[1:-1] in text:
+            cleaned = text.replace(json.dumps(secret)[1:-1], REDACTED).replace(secret, REDACTED)
+            changes["tool_calls"] = tuple(json.loads(cleaned))
+    return replace(record, **changes) if changes else record
 
 
 def _int_or_none(v: object) -> int | None:
