@@ -1153,8 +1153,9 @@ _RUN_EXIT_CODES = """
       2    a usage error (unknown option, bad value)
       3    every issued turn failed (of the run, or of a sweep's point, where the sweep stops):
            nothing was measured, the records say why
-      130  interrupted (Ctrl-C or SIGTERM): a run keeps the turns that finished; a sweep stops
-           at that point and resumes there
+      130  interrupted by Ctrl-C (SIGINT), 143 by SIGTERM (128 + the signal's number, as every
+           command exits): a run keeps the turns that finished; a sweep stops at that point and
+           resumes there
 """
 
 
@@ -1195,7 +1196,9 @@ def replay_run(opts: RunOptions, concurrency: int, out: str | None, gates: str) 
     if result.outcome.all_failed:  # there was nothing to score
         raise result.outcome.failure(result.run_dir)
     if result.outcome.interrupted:
-        raise replay.Interrupted("issuing stopped early; the results cover the turns that finished", 130)
+        raise replay.Interrupted(
+            "issuing stopped early; the results cover the turns that finished", result.signal_exit or 130
+        )
 
 
 @replay_group.command("sweep")

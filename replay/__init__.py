@@ -20,6 +20,7 @@ from .results import RECORDS_FILE, REPORT_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FI
 if TYPE_CHECKING:
     from .client import StreamClient, StreamResult, event_loop, run_loop
     from .engine import TemplateParity, check_template, default_template_tokenizer, render_parity
+    from .loop import Interrupt
     from .options import OptionsFile, check_run_dataset, options_of_run, read_options_file
     from .report import Gates, GatesOf, Point, build_report, frontier, region_concurrencies
     from .results import (
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "Gates": ".report",
     "GatesOf": ".report",
+    "Interrupt": ".loop",
     "OptionsFile": ".options",
     "Point": ".report",
     "Record": ".results",
@@ -85,6 +87,7 @@ __all__ = [
     "AllTurnsFailed",
     "Gates",
     "GatesOf",
+    "Interrupt",
     "Interrupted",
     "OptionsFile",
     "Point",
