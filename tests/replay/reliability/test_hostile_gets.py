@@ -119,3 +119,30 @@ def test_concurrent_endless_streams_share_one_memory_budget(make_shards: Callabl
         "raise --memory-budget-mb, or spread the slots with --workers)"
     }
     assert peak_mib < 300, f"peak RSS {peak_mib:.0f} MiB"
+
+
+# ---- a body shorter than its Content-Length
+def _short_error(conn: Conn, req: Request, n: int) -> bool:
+    body = b'{"error": {"message": "overloaded"}}'
+    conn.send(
+        b"HTTP/1.1 503 X\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body) + 999, body)
+    )
+    conn.client_gone(60)  # the socket stays open: only the client can end the exchange
+    return False
+
+
+def test_an_error_body_shorter_than_its_length_does_not_hold_the_slot(
+    make_shards: Callable[..., Path], tmp_path: Path
+) -> None:
+    """It used to wait for --turn-timeout and record a timeout; now the turn fails as the HTTP
+    error it is, a second after the last byte."""
+    out = tmp_path / "run"
+    t0 = time.monotonic()
+    with HostileServer(_short_error) as srv:
+        args = ["replay", "run", str(make_shards({"h1": [0.0]})), "--endpoint", srv.url, "--out", str(out)]
+        code, _, stderr, _ = cli_measured([*args, "--skip-preflight", "--turn-timeout", "60"])
+    assert code == 3, stderr
+    (r,) = read_records(out)
+    assert (r.error_kind, r.http_status, r.error_message) == ("http", 503, "HTTP 503: overloaded")
+    assert r.t_last_ns is not None and (r.t_last_ns - r.t_send_ns) < 5e9
+    assert time.monotonic() - t0 < 50

@@ -374,6 +374,6 @@ def test_a_named_pipe_is_refused_not_waited_on(tmp_path: Path) -> None:
     done = trajbench("traces", "validate", str(pipe), timeout=60)
     assert done.code == 1
     assert done.error_lines == [
-        f"Error: {pipe}: not a regular file (a named pipe, socket or device); inputs are read more than once, "
+        f"Error: {pipe}: a named pipe or socket, not a file; inputs are read more than once, "
         "so save the data to a file first and pass that"
     ]
