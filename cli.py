@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import signal
 import sys
 import threading
@@ -62,15 +63,25 @@ def declared_option(option: traces.Option) -> Callable[[F], F]:
     elif option.type is int:
         kw["type"] = click.IntRange(min=int(option.minimum)) if option.minimum is not None else int
     elif option.type is float:
-        kw["type"] = float
-        if option.minimum is not None:
-            kw["type"] = click.FloatRange(min=option.minimum, min_open=option.open_minimum)
+        kw["type"] = FiniteRange(min=option.minimum, min_open=option.open_minimum)
     if option.required:  # shown as required; `replay.settle` asks for it once a --config file had its say
         kw.update(required=True, cls=_RequiredOrInFile)
     made = click.option(option.flag, *([option.short] if option.short else []), option.key, **kw)
     if option.kind == "profile":  # --profiles FILE first: a user profile is known before --profile is checked
         return lambda f: PROFILES_OPTION(made(f))
     return made
+
+
+class FiniteRange(click.FloatRange):
+    """A float range that also refuses nan and inf (which pass every comparison, or break JSON)."""
+
+    name = "float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        out = super().convert(value, param, ctx)
+        if not math.isfinite(out):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return out
 
 
 class _RequiredOrInFile(click.Option):
@@ -647,7 +658,11 @@ def traces_publish(
 @click.option(
     "--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Also write the report as JSON."
 )
-@click.option("--strict", is_flag=True, help="Exit 1 unless every sampled turn's ids are identical.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit 1 unless every sampled turn's ids are identical and the engine keeps every sampled history marker.",
+)
 @click.option(
     "--timeout",
     default=60.0,
@@ -672,8 +687,9 @@ def traces_check_template(
     tokenisation of the same messages (docs/templates.md).
 
     Per turn: both token counts, whether the ids are identical, and the first position where they
-    differ with the text around it on both sides; then the share of identical turns. Exit 0
-    whatever the parity unless --strict."""
+    differ with the text around it on both sides; then the share of identical turns. Per turn with
+    a history marker, whether the engine's tokens change with it (the prompt is tokenised once more
+    without it). Exit 0 whatever the parity unless --strict."""
     shards = traces.Shards(shards_dir)
     prof = traces.get_profile(profile) if profile else traces.shards_profile(shards, quiet_without_tokenizer=True)[0]
     spec = tokenizer or replay.default_template_tokenizer(shards, prof)
@@ -692,12 +708,21 @@ def traces_check_template(
         click.echo(line)
     if json_out:
         click.echo(f"wrote {report.write_to(json_out)}")
-    if strict and report.identical < len(report.turns):
-        raise replay.ReplayError(
-            f"template parity {100 * report.parity:.1f} % < 100 % (--strict): the engine tokenises "
+    problems = []
+    if report.identical < len(report.turns):
+        problems.append(
+            f"template parity {100 * report.parity:.1f} % < 100 %: the engine tokenises "
             f"{len(report.turns) - report.identical} of {len(report.turns)} sampled prompts differently; "
             "see the first divergence of each above (docs/templates.md)"
         )
+    if report.markers_erased:
+        problems.append(
+            f"the engine erases the history marker in {report.markers_erased} of {report.markers_checked} sampled "
+            "replayed assistant messages: its tokens are the same with and without it, so it would not stop reuse "
+            "of generated tokens; rebuild the shards with the tokenizer of the served model (docs/history-marker.md)"
+        )
+    if strict and problems:
+        raise replay.ReplayError("(--strict) " + "; and ".join(problems))
 
 
 @cli.group("replay")
@@ -778,8 +803,9 @@ _RUN_EXIT_CODES = """
       2    a usage error (unknown option, bad value)
       3    every issued turn failed (of the run, or of a sweep's point, where the sweep stops):
            nothing was measured, the records say why
-      130  interrupted (Ctrl-C or SIGTERM): a run keeps the turns that finished; a sweep stops
-           at that point and resumes there
+      130  interrupted by Ctrl-C (SIGINT), 143 by SIGTERM (128 + the signal's number, as every
+           command exits): a run keeps the turns that finished; a sweep stops at that point and
+           resumes there
 """
 
 
@@ -808,7 +834,9 @@ def replay_run(values: traces.Values) -> None:
     if result.outcome.all_failed:  # there was nothing to score
         raise result.outcome.failure(result.run_dir)
     if result.outcome.interrupted:
-        raise replay.Interrupted("issuing stopped early; the results cover the turns that finished", 130)
+        raise replay.Interrupted(
+            "issuing stopped early; the results cover the turns that finished", result.signal_exit or 130
+        )
 
 
 @replay_group.command("sweep")

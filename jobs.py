@@ -120,13 +120,16 @@ class RunResult:
     run_dir: Path
     outcome: RunOutcome
     verdict: PointVerdict | None
+    signal_exit: int | None = None  # 128 + the signal that interrupted the run (130 SIGINT, 143 SIGTERM)
 
 
 async def scored_run(config: RunConfig, gates: str = "official") -> RunResult:
-    run_dir = await replay.run_replay(judged_by(config, gates))
+    interrupt = replay.Interrupt()  # ours, so the exit code can name the signal that came
+    with interrupt.installed():
+        run_dir = await replay.run_replay(judged_by(config, gates), interrupt=interrupt)
     outcome = RunOutcome.read(run_dir)
     verdict = None if outcome.all_failed else evaluate_point(run_dir, gates, progress=config.progress)
-    return RunResult(run_dir, outcome, verdict)
+    return RunResult(run_dir, outcome, verdict, interrupt.exit_code if interrupt.requested else None)
 
 
 async def scored_sweep(

@@ -15,11 +15,12 @@ from traces.lazy import lazy_getattr
 from .client import ResponseLimits
 from .config import BACKENDS, DEFAULT_HEADERS, RUN_OPTIONS, RunConfig, recorded_options, run_config
 from .errors import AllTurnsFailed, Interrupted, ReplayError, UsageProblem
-from .results import RECORDS_FILE, REPORT_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FILE, Slo, build_summary, parse_slo
+from .results import RECORDS_FILE, REPORT_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FILE, Slo, parse_slo
 
 if TYPE_CHECKING:
     from .client import StreamClient, StreamResult, event_loop, run_loop
     from .engine import TemplateParity, check_template, default_template_tokenizer, render_parity
+    from .loop import Interrupt
     from .options import OptionsFile, check_run_dataset, read_options_file, settle
     from .report import Gates, GatesOf, Point, PointSet, build_report, collect_points, frontier, region_concurrencies
     from .results import (
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
         RunNumbers,
         RunOutcome,
         SweepPlan,
+        build_summary,
         read_records,
         read_run_info,
         records_path,
@@ -51,6 +53,7 @@ __all__ = [
     "AllTurnsFailed",
     "Gates",
     "GatesOf",
+    "Interrupt",
     "Interrupted",
     "OptionsFile",
     "Point",
@@ -98,6 +101,7 @@ __all__ = [
 _LAZY = {  # submodule: the names it gives, imported on first use
     ".client": ("StreamClient", "StreamResult", "event_loop", "run_loop"),
     ".engine": ("TemplateParity", "check_template", "default_template_tokenizer", "render_parity"),
+    ".loop": ("Interrupt",),
     ".options": ("OptionsFile", "check_run_dataset", "read_options_file", "settle"),
     ".report": (
         "Gates",

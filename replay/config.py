@@ -95,12 +95,14 @@ def _limits(values: Mapping[str, Any]) -> ResponseLimits:
         max_header_bytes=values["max_header_kb"] << 10,
         max_event_bytes=values["max_event_mb"] << 20,
         max_response_bytes=values["max_response_mb"] << 20,
+        memory_budget_bytes=values["memory_budget_mb"] << 20,
     )
 
 
 def _limit_options(config: RunConfig) -> dict[str, Any]:
     return {
         "max_response_mb": config.limits.max_response_bytes >> 20,
+        "memory_budget_mb": config.limits.memory_budget_bytes >> 20,
         "max_event_mb": config.limits.max_event_bytes >> 20,
         "max_header_kb": config.limits.max_header_bytes >> 10,
     }
@@ -229,6 +231,14 @@ class RunConfig:
             "Cap on everything one turn's response may send; beyond it the turn fails (too_large).",
             type=int,
             default=DEFAULT_LIMITS.max_response_bytes >> 20,
+            minimum=1,
+        ),
+        Option(
+            "memory-budget-mb",
+            "What one worker's responses in flight may hold together: each turn's cap is its slot's share "
+            "(at least 4 MiB) when smaller than --max-response-mb.",
+            type=int,
+            default=DEFAULT_LIMITS.memory_budget_bytes >> 20,
             minimum=1,
         ),
         Option(

@@ -26,7 +26,8 @@ from replay.sim import embedded_config
 
 RUN_KEYS = (
     "api_key_env, backend, concurrency, drain_timeout, endpoint, gates, header, max_completion_tokens, max_event_mb, "
-    "max_header_kb, max_response_mb, min_workers, model, no_delays, no_session_header, out, overwrite, profile, "
+    "max_header_kb, max_response_mb, memory_budget_mb, min_workers, model, no_delays, no_session_header, out, "
+    "overwrite, profile, "
     "progress, ray_address, ray_resource, replica_header, session_slo, shards, sim_args, skip_preflight, slo, "
     "stop_at_window_end, tokenizer, trajectories, turn_timeout, workers"
 )
@@ -282,6 +283,7 @@ NOT_DEFAULTS = {
     "max_completion_tokens": ["--max-completion-tokens", "4000"],
     "skip_preflight": ["--skip-preflight"],
     "max_response_mb": ["--max-response-mb", "32"],
+    "memory_budget_mb": ["--memory-budget-mb", "128"],
     "max_event_mb": ["--max-event-mb", "4"],
     "max_header_kb": ["--max-header-kb", "32"],
     "slo": ["--slo", "ttft_ms=2000,tpot_ms=50"],
@@ -462,3 +464,23 @@ def test_a_bad_progress_interval_is_refused_before_the_run_folder_is_made(
     )
     assert code == 1 and f"{traces.PROGRESS_SECONDS_ENV}='abc': not a number of seconds > 0" in err
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_timeout_that_is_not_a_finite_number_is_a_usage_error(
+    value: str, sample_shards: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """nan passes every comparison and inf is not JSON (run.json): both are refused up front."""
+    for option in ("--turn-timeout", "--drain-timeout"):
+        code, err = error_of(["replay", "run", str(sample_shards), option, value], capsys)
+        assert code == 2 and f"Invalid value for '{option}'" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf"])
+def test_an_options_file_timeout_that_is_not_finite_is_refused(
+    value: str, tmp_path: Path, sample_shards: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = tmp_path / "opts.yaml"
+    cfg.write_text(f"shards: {sample_shards}\nturn_timeout: {value}\n", encoding="utf-8")
+    code, err = error_of(["replay", "run", "--config", str(cfg)], capsys)
+    assert code in (1, 2) and "turn" in err and "finite" in err and "Traceback" not in err

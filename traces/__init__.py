@@ -59,6 +59,7 @@ from .shards import (
     shards_profile,
     turn_body,
     verify_shards,
+    without_marker,
 )
 from .sizes import format_size, parse_size
 from .version import __version__
@@ -164,6 +165,7 @@ __all__ = [
     "validate_sources",
     "verify_shards",
     "wire_messages",
+    "without_marker",
     "write_card",
     "write_profile_file",
 ]

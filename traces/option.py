@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -75,7 +76,7 @@ class Option:
             return "a list of strings"
         if self.choices:
             return f"one of {', '.join(self.choices)}"
-        noun = {int: "an integer", float: "a number"}.get(self.type, "a string")
+        noun = {int: "an integer", float: "a finite number"}.get(self.type, "a string")
         if self.minimum is not None:
             return f"{noun} {'>' if self.open_minimum else '>='} {self.minimum}"
         return noun
@@ -95,7 +96,8 @@ class Option:
         elif self.type is int:
             value = raw if isinstance(raw, int) and not isinstance(raw, bool) else self._wrong(raw)
         elif self.type is float:
-            value = float(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool) else self._wrong(raw)
+            ok = isinstance(raw, (int, float)) and not isinstance(raw, bool) and math.isfinite(raw)
+            value = float(raw) if ok else self._wrong(raw)
         else:
             value = raw if isinstance(raw, str) else self._wrong(raw)
         if self.choices and value not in self.choices:
@@ -113,6 +115,9 @@ class Option:
         `--workers must be >= 1, got 0`; the checks a dataclass's own `check` starts with."""
         if self.choices and value not in self.choices:
             return f"{self.flag} {value!r}: choose one of {', '.join(self.choices)}"
+        # NaN passes every comparison and infinity is not JSON (run.json): no option takes either
+        if self.type is float and isinstance(value, float) and not math.isfinite(value):
+            return f"{self.flag} must be a finite number, got {value}"
         if self.minimum is not None and isinstance(value, (int, float)) and self.out_of_range(value):
             return f"{self.flag} must be {'>' if self.open_minimum else '>='} {self.minimum}, got {value}"
         return None

@@ -11,6 +11,15 @@ from traces.lazy import lazy_getattr
 from .caps import DEFAULT_LIMITS, ResponseLimits, format_size
 
 if TYPE_CHECKING:
+    from .bounded import (
+        INFO_MAX_BYTES,
+        METRICS_MAX_BYTES,
+        TOKENIZE_MAX_BYTES,
+        BoundedReadError,
+        BoundedResponse,
+        aread_bounded,
+        read_bounded,
+    )
     from .eventloop import current_loop, event_loop, frozen_heap, run_loop, watch_pipe
     from .stream import CHAT_PATH, StreamClient, StreamResult, base_without_v1
     from .transport import Connections, FastTransport
@@ -19,21 +28,37 @@ if TYPE_CHECKING:
 __all__ = [
     "CHAT_PATH",
     "DEFAULT_LIMITS",
+    "INFO_MAX_BYTES",
+    "METRICS_MAX_BYTES",
+    "TOKENIZE_MAX_BYTES",
+    "BoundedReadError",
+    "BoundedResponse",
     "Connections",
     "FastTransport",
     "ResponseLimits",
     "StreamClient",
     "StreamResult",
+    "aread_bounded",
     "base_without_v1",
     "current_loop",
     "event_loop",
     "format_size",
     "frozen_heap",
+    "read_bounded",
     "run_loop",
     "watch_pipe",
 ]
 
 _LAZY = {  # submodule: the names it gives, imported on first use
+    ".bounded": (
+        "INFO_MAX_BYTES",
+        "METRICS_MAX_BYTES",
+        "TOKENIZE_MAX_BYTES",
+        "BoundedReadError",
+        "BoundedResponse",
+        "aread_bounded",
+        "read_bounded",
+    ),
     ".eventloop": ("current_loop", "event_loop", "frozen_heap", "run_loop", "watch_pipe"),
     ".stream": ("CHAT_PATH", "StreamClient", "StreamResult", "base_without_v1"),
     ".transport": ("Connections", "FastTransport"),

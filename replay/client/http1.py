@@ -143,7 +143,7 @@ class Connection(asyncio.Protocol):
         if self.received > limits.max_response_bytes:
             self._abort(
                 ResponseTooLarge(
-                    f"the response exceeded {format_size(limits.max_response_bytes)} (raise the cap with --max-response-mb)"
+                    f"the response exceeded {format_size(limits.max_response_bytes)} ({limits.response_hint})"
                 )
             )
             return

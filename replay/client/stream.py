@@ -34,6 +34,10 @@ from .transport import TIMING_EXTENSION, Body, ConnectionDropped, Connections, F
 CHAT_PATH = "/v1/chat/completions"
 _DRAIN_S = 2.0  # after [DONE], how long we wait for the body's end (keeps the socket reusable)
 _ERROR_BODY_BYTES = 4096  # how much of a non-200 body goes into the error message
+#: A body read for its text only (an error status, JSON instead of a stream) ends when nothing
+#: more arrives for this long: a Content-Length longer than what the server sends must not hold
+#: the slot until --turn-timeout.
+_BODY_IDLE_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -299,9 +303,22 @@ async def _read_stream(raw: Any, state: ChatStream, timing: Timing | None, max_b
         state.t_last_ns = time.monotonic_ns()
 
 
+async def _until_idle(reads: Any, idle_s: float = _BODY_IDLE_S) -> Any:
+    """The reads of a body, ending early when none arrives for `idle_s` (the connection is then
+    closed, not reused: its body never ended)."""
+    it = reads.__aiter__()
+    while True:
+        try:
+            async with asyncio.timeout(idle_s):
+                data = await it.__anext__()
+        except (StopAsyncIteration, TimeoutError):
+            return
+        yield data
+
+
 async def _read_capped(reads: Any, max_bytes: int) -> bytes:
     got = bytearray()
-    async for data in reads:
+    async for data in _until_idle(reads):
         got += data
         if len(got) > max_bytes:
             raise ResponseTooLarge(
@@ -318,7 +335,7 @@ def _body_reads(resp: httpx.Response) -> Any:
 async def _head_of_body(reads: Any) -> str:
     got = bytearray()
     try:
-        async for data in reads:
+        async for data in _until_idle(reads):
             got += data
             if len(got) >= _ERROR_BODY_BYTES:
                 break

@@ -24,7 +24,18 @@ import httpx
 
 import traces
 
-from ..client import CHAT_PATH, FastTransport, ResponseLimits, StreamClient, StreamResult, base_without_v1
+from ..client import (
+    CHAT_PATH,
+    INFO_MAX_BYTES,
+    BoundedReadError,
+    BoundedResponse,
+    FastTransport,
+    ResponseLimits,
+    StreamClient,
+    StreamResult,
+    aread_bounded,
+    base_without_v1,
+)
 from ..errors import ReplayError
 from ..sim import FINGERPRINT as SIMULATOR_FINGERPRINT
 from ..sim import PREFLIGHT_HEADER
@@ -68,7 +79,27 @@ async def preflight(
     limits: ResponseLimits,
     turn_timeout: float,
 ) -> Target:
-    """The checks; raises `PreflightError` on the first failure, else says what the target is."""
+    """The checks; raises `PreflightError` on the first failure, else says what the target is.
+    A server that echoes the API key in its answer does not get it printed: it is cut out."""
+    try:
+        return await _preflight(
+            base_url, profile=profile, model=model, api_key=api_key, limits=limits, turn_timeout=turn_timeout
+        )
+    except PreflightError as exc:
+        if api_key and api_key in str(exc):
+            raise PreflightError(str(exc).replace(api_key, "[redacted]")) from None
+        raise
+
+
+async def _preflight(
+    base_url: str,
+    *,
+    profile: traces.Profile,
+    model: str | None,
+    api_key: str | None,
+    limits: ResponseLimits,
+    turn_timeout: float,
+) -> Target:
     base = base_without_v1(base_url)
     async with _http(base_url, api_key) as http:
         models = await _models(http, base)
@@ -102,11 +133,16 @@ def _http(base_url: str, api_key: str | None) -> httpx.AsyncClient:
     )
 
 
-async def _models(http: httpx.AsyncClient, base: str) -> httpx.Response | None:
+async def _get(http: httpx.AsyncClient, path: str) -> BoundedResponse:
+    """GET `path`, its body capped and the whole exchange within the GET timeout."""
+    return await aread_bounded(http, "GET", path, max_bytes=INFO_MAX_BYTES, deadline_s=_GET_TIMEOUT_S)
+
+
+async def _models(http: httpx.AsyncClient, base: str) -> BoundedResponse | None:
     """GET /v1/models: unreachable or refused fails the run; a server without the route does not."""
     url = f"{base}/v1/models"
     try:
-        resp = await http.get("/v1/models")
+        resp = await _get(http, "/v1/models")
     except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
         raise PreflightError(
             f"preflight: cannot connect to {url}: {exc}; is the server up and listening there? check --endpoint; {_SKIP}"
@@ -119,6 +155,8 @@ async def _models(http: httpx.AsyncClient, base: str) -> httpx.Response | None:
         raise PreflightError(
             f"preflight: GET {url} failed ({type(exc).__name__}: {exc}); is --endpoint the base URL of an HTTP server? {_SKIP}"
         ) from None
+    except BoundedReadError as exc:
+        raise PreflightError(f"preflight: {exc}; is --endpoint an OpenAI-compatible server? {_SKIP}") from None
     if resp.status_code in (401, 403):
         raise PreflightError(
             f"preflight: GET {url} was refused (HTTP {resp.status_code}: {_text(resp)}); the API key is missing or wrong: "
@@ -127,23 +165,23 @@ async def _models(http: httpx.AsyncClient, base: str) -> httpx.Response | None:
     return resp
 
 
-async def _get_json(http: httpx.AsyncClient, path: str) -> httpx.Response | None:
+async def _get_json(http: httpx.AsyncClient, path: str) -> BoundedResponse | None:
     try:
-        return await http.get(path)
-    except httpx.HTTPError:
+        return await _get(http, path)
+    except (httpx.HTTPError, BoundedReadError):
         return None
 
 
-def _json(resp: httpx.Response | None) -> Any:
+def _json(resp: BoundedResponse | None) -> Any:
     if resp is None or resp.status_code != 200:
         return None
     try:
         return resp.json()
-    except ValueError:
+    except ValueError:  # not JSON, or nested deeper than the parser's limit
         return None
 
 
-def _target(models: httpx.Response | None, health: httpx.Response | None, *, checked: bool) -> Target:
+def _target(models: BoundedResponse | None, health: BoundedResponse | None, *, checked: bool) -> Target:
     listed = _json(models)
     data = listed.get("data") if isinstance(listed, dict) else None
     served = tuple(str(m["id"]) for m in data if isinstance(m, dict) and "id" in m) if isinstance(data, list) else None
@@ -195,6 +233,6 @@ def _chat_hint(r: StreamResult, model: str, target: Target, timeout_s: float) ->
     return "the answer is not an OpenAI chat-completions SSE stream; does the server support stream: true?"
 
 
-def _text(resp: httpx.Response) -> str:
+def _text(resp: BoundedResponse) -> str:
     text = resp.text.strip()
     return (text[:200] + "…") if len(text) > 200 else (text or "(empty body)")

@@ -20,14 +20,14 @@ import httpx
 
 import traces
 
-from ..client import base_without_v1
+from ..client import METRICS_MAX_BYTES, BoundedReadError, aread_bounded, base_without_v1
 from ..results import CACHE_METRICS_FILE
 
 #: Substrings of series names that are prefix-cache facts.
 CACHE_SERIES = ("prefix_cache", "cache_hit", "cached_tokens", "prompt_tokens_cached", "evict")
 _LINE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{.*\})?\s+(\S+)(?:\s+\S+)?$")
 _SCRAPE_TIMEOUT_S = 5.0
-_MAX_BYTES = 8 << 20
+_MAX_BYTES = METRICS_MAX_BYTES
 
 
 @dataclass(frozen=True)
@@ -90,11 +90,13 @@ async def scrape(base_url: str, *, api_key: str | None = None) -> Scrape:
     url = base_without_v1(base_url) + "/metrics"
     try:
         async with httpx.AsyncClient(timeout=_SCRAPE_TIMEOUT_S, trust_env=False) as http:
-            resp = await http.get(url, headers=headers)
+            resp = await aread_bounded(
+                http, "GET", url, headers=headers, max_bytes=_MAX_BYTES, deadline_s=_SCRAPE_TIMEOUT_S
+            )
     except httpx.HTTPError as exc:
         return Scrape(False, f"GET /metrics failed: {type(exc).__name__}: {exc}", t, {})
+    except BoundedReadError as exc:
+        return Scrape(False, str(exc), t, {})
     if resp.status_code != 200:
         return Scrape(False, f"GET /metrics answered HTTP {resp.status_code}", t, {})
-    if len(resp.content) > _MAX_BYTES:
-        return Scrape(False, f"GET /metrics sent {len(resp.content)} bytes, over the {_MAX_BYTES} cap", t, {})
     return Scrape(True, None, t, cache_series(resp.text))

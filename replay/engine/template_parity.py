@@ -9,6 +9,12 @@ does not. This module samples turns of a shard folder (deterministically, by a s
 each full prompt both ways and compares the token ids: per turn the two counts, whether the ids
 are identical and, where they are not, the first position where they part, with the text around
 it on both sides.
+
+It also checks the history marker where it matters, in the engine: for each sampled turn whose
+replayed assistant message carries a marker, the engine tokenises the prompt once more with that
+marker taken out; the marker works only if the two token lists differ (docs/history-marker.md).
+A client-side check cannot settle this alone: an engine may rewrite a message before templating
+(vLLM and SGLang parse tool-call arguments into objects, erasing whitespace in them).
 """
 
 from __future__ import annotations
@@ -44,6 +50,8 @@ class TurnParity:
     text_before: str | None  # the tokens both sides share just before it, decoded
     client_after: str | None  # the client's tokens from it on, decoded
     engine_after: str | None  # the engine's tokens from it on, decoded (by the engine when it can)
+    # the turn's history marker changes the engine's tokens (None: the turn carries no marker)
+    marker_kept: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,8 @@ class TemplateParity(traces.JsonFile):
     turns: list[TurnParity]
     identical: int
     parity: float  # share of the sampled turns whose ids are identical, 0..1
+    markers_checked: int = 0  # sampled turns whose replayed assistant message carries a marker
+    markers_erased: int = 0  # of those, the ones whose marker the engine's tokens do not show
 
     def write_to(self, path: str | os.PathLike[str]) -> Path:
         """Write atomically to `path` (a temporary file beside it, then a rename)."""
@@ -118,10 +128,11 @@ def compare_turn(
     engine: list[int],
     decode: Callable[[list[int]], str],
     engine_decode: Callable[[list[int]], str | None],
+    marker_kept: bool | None = None,
 ) -> TurnParity:
     d = first_divergence(client, engine)
     if d is None:
-        return TurnParity(instance_id, turn, len(client), len(engine), True, None, None, None, None)
+        return TurnParity(instance_id, turn, len(client), len(engine), True, None, None, None, None, marker_kept)
     after = engine[d : d + CONTEXT_TOKENS]
     engine_text = engine_decode(after) if after else ""
     return TurnParity(
@@ -134,6 +145,7 @@ def compare_turn(
         decode(client[max(0, d - CONTEXT_TOKENS) : d]),
         decode(client[d : d + CONTEXT_TOKENS]),
         engine_text if engine_text is not None else decode(after),
+        marker_kept,
     )
 
 
@@ -169,9 +181,17 @@ def check_template(
                     continue
                 ids = tokenizer.encode(tokenizer.render(prompt.messages, prompt.tools))
                 theirs = engine.tokenize(prompt.messages, prompt.tools, kwargs)
+                unmarked = traces.without_marker(prompt)
+                kept = None if unmarked is None else engine.tokenize(unmarked, prompt.tools, kwargs) != theirs
                 rows.append(
                     compare_turn(
-                        prompt.row.instance_id, prompt.row.turn, ids, theirs, tokenizer.decode, engine.detokenize
+                        prompt.row.instance_id,
+                        prompt.row.turn,
+                        ids,
+                        theirs,
+                        tokenizer.decode,
+                        engine.detokenize,
+                        kept,
                     )
                 )
     finally:
@@ -191,6 +211,8 @@ def check_template(
         turns=rows,
         identical=same,
         parity=same / len(rows) if rows else 1.0,
+        markers_checked=sum(r.marker_kept is not None for r in rows),
+        markers_erased=sum(r.marker_kept is False for r in rows),
     )
 
 
@@ -204,12 +226,14 @@ def render_parity(report: TemplateParity) -> list[str]:
     lines = [
         f"template parity: {report.dataset} ({report.content_hash[:16]}…) with {report.tokenizer} "
         f"against {report.endpoint} ({report.api}, model {report.model})",
-        f"{'instance':<28} {'turn':>5} {'client':>8} {'engine':>8}  {'ids':<9} {'first diff':>10}",
+        f"{'instance':<28} {'turn':>5} {'client':>8} {'engine':>8}  {'ids':<9} {'first diff':>10}  marker",
     ]
     for r in report.turns:
+        marker = "-" if r.marker_kept is None else ("kept" if r.marker_kept else "ERASED")
         lines.append(
             f"{r.instance_id[:28]:<28} {r.turn:>5} {r.client_tokens:>8,} {r.engine_tokens:>8,}  "
             f"{'identical' if r.identical else 'differ':<9} {'-' if r.first_divergence is None else r.first_divergence:>10}"
+            f"  {marker}"
         )
         if not r.identical:
             lines.append(f"    before: {_show(r.text_before)}")
@@ -217,6 +241,15 @@ def render_parity(report: TemplateParity) -> list[str]:
             lines.append(f"    engine: {_show(r.engine_after)}")
     n = len(report.turns)
     lines.append(f"parity: {report.identical} of {n} sampled turns identical ({100 * report.parity:.1f} %)")
+    if report.markers_checked:
+        kept = report.markers_checked - report.markers_erased
+        lines.append(
+            f"history marker: the engine's tokens change with it in {kept} of {report.markers_checked} sampled "
+            "replayed assistant messages"
+            + ("" if not report.markers_erased else " (an erased marker does not stop reuse of generated tokens)")
+        )
+    else:
+        lines.append("history marker: none in the sampled turns (built with --no-history-marker, or first turns only)")
     return lines
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from ..client import INFO_MAX_BYTES, TOKENIZE_MAX_BYTES, BoundedReadError, BoundedResponse, read_bounded
 from ..errors import ReplayError
 
 #: The APIs `--api` names (auto: `detect_api`).
@@ -38,16 +39,22 @@ def api_root(endpoint: str) -> str:
     return root[: -len("/v1")] if root.endswith("/v1") else root
 
 
+def _get(client: httpx.Client, url: str) -> BoundedResponse:
+    """GET `url`, its body capped and the exchange within one deadline (the client's timeout)."""
+    deadline = client.timeout.read or 60.0
+    return read_bounded(client, "GET", url, max_bytes=INFO_MAX_BYTES, deadline_s=deadline)
+
+
 def _get_ok(client: httpx.Client, url: str) -> Any:
     try:
-        resp = client.get(url)
-    except httpx.HTTPError:
+        resp = _get(client, url)
+    except (httpx.HTTPError, BoundedReadError):
         return None
     if resp.status_code != 200:
         return None
     try:
         return resp.json()
-    except ValueError:
+    except ValueError:  # not JSON, or nested deeper than the parser's limit
         return None
 
 
@@ -79,9 +86,11 @@ def detect_api(client: httpx.Client, endpoint: str) -> str:
     another engine also serves in some mode is read for keys only its own engine writes)."""
     root = api_root(endpoint)
     try:
-        client.get(f"{root}/health")
+        _get(client, f"{root}/health")
     except httpx.HTTPError as exc:
         raise EngineApiError(f"{endpoint}: cannot connect ({exc}); is the server running at that address?") from None
+    except BoundedReadError:
+        pass  # it answered: what it said does not matter here
     props = _get_ok(client, f"{root}/props")
     if isinstance(props, dict) and ("chat_template" in props or "default_generation_settings" in props):
         return "llamacpp"
@@ -111,9 +120,18 @@ class EngineTokenizer:
     def _post(self, route: str, body: dict[str, Any], want: str) -> Any:
         url = f"{self.root}{route}"
         try:
-            resp = self.client.post(url, json=body)
+            resp = read_bounded(
+                self.client,
+                "POST",
+                url,
+                json=body,
+                max_bytes=TOKENIZE_MAX_BYTES,
+                deadline_s=self.client.timeout.read or 60.0,
+            )
         except httpx.HTTPError as exc:
             raise EngineApiError(f"POST {url}: {type(exc).__name__}: {exc}; is the server running?") from None
+        except BoundedReadError as exc:
+            raise EngineApiError(str(exc)) from None
         if resp.status_code in (404, 405, 501):
             needs = (
                 "POST /apply-template and POST /tokenize (llama.cpp's llama-server)"
@@ -128,8 +146,10 @@ class EngineTokenizer:
             raise EngineApiError(f"POST {url} answered HTTP {resp.status_code}: {resp.text[:300]}")
         try:
             data = resp.json()
-        except ValueError:
-            raise EngineApiError(f"POST {url}: the answer is not JSON ({resp.text[:100]!r})") from None
+        except ValueError:  # not JSON, or nested deeper than the parser's limit
+            raise EngineApiError(
+                f"POST {url}: the answer is not JSON, or nests too deep ({resp.text[:100]!r})"
+            ) from None
         if not isinstance(data, dict) or want not in data:
             raise EngineApiError(f"POST {url}: the answer has no {want!r} field ({str(data)[:200]})")
         return data[want]

@@ -69,12 +69,13 @@ def load_counter(spec: str | None, profile: str | traces.Profile) -> Any:
 def open_client(plan: WorkerPlan) -> Any:
     from ..client import FastTransport, StreamClient
 
-    transport = FastTransport(len(plan.slots), limits=plan.limits, reuse=plan.reuse_connections)
+    limits = plan.limits.for_slots(len(plan.slots))  # the slots share the worker's memory budget
+    transport = FastTransport(len(plan.slots), limits=limits, reuse=plan.reuse_connections)
     return StreamClient(
         plan.base_url,
         max_connections=len(plan.slots),
         api_key=plan.api_key,
-        limits=plan.limits,
+        limits=limits,
         transport=transport,
         keep_header=plan.replica_header,
     )
@@ -114,8 +115,8 @@ class LocalSource:
         self.sink = sink
         self.stop_event = asyncio.Event()
 
-    async def next_instance(self, slot: int, finished: bool) -> int | None:
-        ordinal = self.coordinator.next_instance(finished)
+    async def next_instance(self, slot: int, finished: bool, t_done_ns: int | None = None) -> int | None:
+        ordinal = self.coordinator.next_instance(finished, t_done_ns)
         if self.coordinator.stopped:
             self.stop_event.set()
         return ordinal

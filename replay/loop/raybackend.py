@@ -13,15 +13,18 @@ only set flags).
 
 Clocks: a worker times its turns on its own monotonic clock. The driver estimates each worker's
 offset (round-trip midpoint, the sample with the shortest round trip wins, its half round trip
-is the uncertainty) before the start and again every `CLOCK_RECHECK_S`, and maps every timestamp
-of an arriving record by the current offset: one constant per record, so a latency (a difference
+is the uncertainty) before the start and again every `CLOCK_RECHECK_S`, keeps the tightest
+estimate so far (a re-check over a busy link must not replace a better one), and maps every
+timestamp of an arriving record by that offset: one constant per record, so a latency (a difference
 within one record) is exactly the worker's own, while the window rule and the run's wall clock
 compare times on one clock. A send within the uncertainty of the close is decided by the
 estimate (the most likely order) and counted in run.json (`ray.window_edge_turns`).
 
 Faults: an actor that dies fails its slots' unfinished instances where the coordinator is (the
-driver rebuilds them from the shards): the first turn without a record is `worker-lost`, the
-rest aborted by the failure rule; the run goes on with the others, or stops below `min_workers`.
+driver rebuilds them from the shards): a turn without a record may have been answered with its
+record still in the actor's unsent batch, so each is `worker-lost` (fate unknown), unless its
+recorded delays prove it was never sent (then aborted by the failure rule); the run goes on with
+the others, or stops below `min_workers`.
 """
 
 from __future__ import annotations
@@ -101,14 +104,16 @@ def clock_sample(t0_ns: int, worker_ns: int, t1_ns: int) -> ClockSample:
 
 @dataclass
 class WorkerClock:
-    """A worker's offset: the best sample of the latest check, and the range of all checks."""
+    """A worker's offset: the tightest sample of every check so far (the latest of equals), and
+    the best of each check (their range shows how far the estimate moved)."""
 
     current: ClockSample | None = None
     checks: list[ClockSample] = field(default_factory=list)
 
     def check(self, samples: list[ClockSample]) -> None:
         best = min(samples, key=lambda s: s.uncertainty_ns)
-        self.current = best
+        if self.current is None or best.uncertainty_ns <= self.current.uncertainty_ns:
+            self.current = best
         self.checks.append(best)
 
     def to_driver(self, t_ns: int) -> int:
@@ -228,7 +233,13 @@ class RayBackend(WorkerFleet):
         self._replies: dict[int, list[object]] = {w: [] for w in self.plans}
         self._connections: dict[int, Connections | None] = {}
         self._current: dict[tuple[int, int], int] = {}  # (worker, slot) → ordinal it runs
-        self._recorded: dict[tuple[int, int], set[int]] = {}  # (worker, slot) → turns recorded
+        # (worker, slot, logical instance id) → its turns recorded, and the latest moment (driver
+        # clock) known of it: assigned, or its latest record's last byte, from which a lost
+        # worker's unrecorded turns are judged. Keyed by instance: a slot's last record of one
+        # instance may arrive after it asked for the next (client-side counting defers it).
+        self._recorded: dict[tuple[int, int, str], set[int]] = {}
+        self._known: dict[tuple[int, int, str], int] = {}
+        self._assigned: dict[tuple[int, int], int] = {}  # (worker, slot) → when its instance was handed out
         self._errors: list[str] = []
         self._announced = False
         self._started = False
@@ -331,7 +342,7 @@ class RayBackend(WorkerFleet):
                 self._current.pop(key, None)
             else:
                 self._current[key] = ordinal
-                self._recorded[key] = set()
+                self._assigned[key] = time.monotonic_ns()
             self._replies[worker].append(Assign(msg.request_id, ordinal))  # rides on the next poll
             if self.coordinator.window_close_ns is not None and not self._announced:
                 self._announced = True
@@ -352,9 +363,12 @@ class RayBackend(WorkerFleet):
 
     def _stamp(self, worker: int, record: Record) -> None:
         """The record on the driver's clock, judged by the window, written."""
-        self._recorded.setdefault((worker, record.slot), set()).add(record.turn)
+        key = (worker, record.slot, record.instance_id)
+        self._recorded.setdefault(key, set()).add(record.turn)
         clock = self._clocks[worker]
         mapped = shift_record(record, clock.to_driver(record.t_send_ns) - record.t_send_ns)
+        last = mapped.t_last_ns if mapped.t_last_ns is not None else mapped.t_send_ns
+        self._known[key] = max(self._known.get(key, last), last)
         close = self.coordinator.window_close_ns
         u = clock.current.uncertainty_ns if clock.current is not None else 0
         if close is not None and record.error_kind != "aborted" and abs(mapped.t_send_ns - close) <= u:
@@ -381,9 +395,12 @@ class RayBackend(WorkerFleet):
             ordinal = self._current.pop((worker, slot), None)
             if ordinal is None:
                 continue
-            recorded = self._recorded.pop((worker, slot), set())
+            logical = helper.logical_of(ordinal)
+            recorded = self._recorded.pop((worker, slot, logical), set())
+            known = max(self._known.pop((worker, slot, logical), 0), self._assigned.pop((worker, slot), 0)) or None
             abort_rest = not self.coordinator.stopped
-            for record in helper.lost_turns(slot, ordinal, recorded, now, reason, abort_rest=abort_rest):
+            lost = helper.lost_turns(slot, ordinal, recorded, now, reason, abort_rest=abort_rest, known_ns=known)
+            for record in lost:
                 self.sink(self.coordinator.stamp(record))
         left = len(self._live) - 1
         if left < self.min_workers and not self._errors:

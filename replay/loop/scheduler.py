@@ -6,15 +6,21 @@ waits out each turn's recorded delay while holding the slot, sends the turn, wai
 answer and only then moves on, so a slot never has two requests in flight. A failed turn ends
 its instance: the rest of its turns are recorded as "aborted" without being sent, and the slot
 takes the next instance. Every turn becomes one `Record`, handed to `Source.emit` as it finishes.
+
+Client-side token counting (`--tokenizer`) is off the turn's critical path: the slot moves on (its
+next turn, or the FIFO, with the time its last byte was read) as soon as the answer is in, while a
+counting thread counts it; the record is emitted when the count is done, after the slot's earlier
+records, so the records are complete and each slot's stay in turn order (docs/closed-loop.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import traces
@@ -32,7 +38,10 @@ class Source(Protocol):
 
     stop_event: asyncio.Event  # set when issuing must stop (window end with stop, or Ctrl-C)
 
-    async def next_instance(self, slot: int, finished: bool) -> int | None: ...
+    async def next_instance(self, slot: int, finished: bool, t_done_ns: int | None = None) -> int | None:
+        """The next FIFO ordinal; `t_done_ns`: when the slot's finished instance read its last
+        byte (the window closes then, not when counting or this call happened)."""
+        ...
 
     def emit(self, record: Record) -> None: ...
 
@@ -141,6 +150,11 @@ class Scheduler:
         # Shards are read off the event loop so one large instance does not stall the other
         # slots' streams (and their timestamps); one thread because ParquetFile is not shared-safe.
         self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"shards-w{plan.worker}")
+        # Counting answers (`--tokenizer`) takes milliseconds: a thread of its own, so neither the
+        # loop (the other slots' chunk timestamps) nor a slot (its next turn) waits for it.
+        self._counting = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"count-w{plan.worker}")
+        self._last_emit: dict[int, asyncio.Task[None]] = {}  # slot → its latest deferred emit
+        self._deferred: set[asyncio.Task[None]] = set()
 
     async def run(self) -> None:
         """Run every slot to its end. A slot that raises (a bug, unreadable shards) stops the
@@ -156,6 +170,7 @@ class Scheduler:
             except asyncio.CancelledError:  # our caller is going away: take the slots with us
                 self.cancel()
                 await asyncio.gather(*self._tasks, return_exceptions=True)
+                await self._flush(quiet=True)
                 raise
             failed = [t for t in done if not t.cancelled() and t.exception() is not None]
             if failed:
@@ -163,9 +178,43 @@ class Scheduler:
                 for t in pending:
                     t.cancel()
                 await asyncio.gather(*pending, return_exceptions=True)
+                await self._flush(quiet=True)
                 raise failed[0].exception()  # type: ignore[misc]
+            await self._flush(quiet=False)
         finally:
             self._reader.shutdown(wait=False)
+            self._counting.shutdown(wait=False)
+
+    async def _flush(self, *, quiet: bool) -> None:
+        """Wait for every deferred record (its count), so none is lost when the worker ends;
+        `quiet`: a counting failure is not raised (another error is already on its way)."""
+        while self._deferred:
+            results = await asyncio.gather(*list(self._deferred), return_exceptions=True)
+            for r in results:
+                if isinstance(r, BaseException) and not quiet and not isinstance(r, asyncio.CancelledError):
+                    raise r
+
+    def _emit(self, slot: int, record: Record, counted: StreamResult | None = None) -> None:
+        """Hand a record to the source, after the slot's deferred ones; with `counted`, once the
+        answer's client-side tokens are counted (on the counting thread, off the slot's path)."""
+        before = self._last_emit.get(slot)
+        if counted is None and (before is None or before.done()):
+            self.source.emit(record)
+            return
+        task = asyncio.create_task(self._emit_later(before, record, counted), name=f"emit-{slot}")
+        self._last_emit[slot] = task
+        self._deferred.add(task)
+        task.add_done_callback(self._deferred.discard)
+
+    async def _emit_later(
+        self, before: asyncio.Task[None] | None, record: Record, counted: StreamResult | None
+    ) -> None:
+        if counted is not None:
+            tokens = await asyncio.get_running_loop().run_in_executor(self._counting, self._client_tokens, counted)
+            record = replace(record, client_output_tokens=tokens[0], client_tokens_after_first=tokens[1])
+        if before is not None:
+            await asyncio.wait([before])  # the slot's earlier record first (whatever became of it)
+        self.source.emit(record)
 
     def cancel(self) -> None:
         """Cancel every slot now; a turn in flight is recorded as "cancelled"."""
@@ -174,28 +223,34 @@ class Scheduler:
 
     async def _slot(self, slot: int) -> None:
         finished = False
+        t_done: int | None = None
         while not self.source.stop_event.is_set():
-            ordinal = await self.source.next_instance(slot, finished)
+            ordinal = await self.source.next_instance(slot, finished, t_done)
             if ordinal is None:
                 return
-            await self._run_instance(slot, resolve(ordinal, len(self.shards)))
+            t_done = await self._run_instance(slot, resolve(ordinal, len(self.shards)))
             finished = True
 
-    async def _run_instance(self, slot: int, ref: InstanceRef) -> None:
+    async def _run_instance(self, slot: int, ref: InstanceRef) -> int:
+        """Replay one instance; returns when it finished: the time its last answer's last byte
+        was read (or now, when it ended otherwise)."""
         loop = asyncio.get_running_loop()
         instance = await loop.run_in_executor(self._reader, self.shards.instance, ref.shard_index)
         run, prompts = self._prepare(slot, ref, instance)
+        t_done: int | None = None
         for k, prompt in enumerate(prompts):
             delay = prompt.row.delay_seconds if self.plan.inject_delays else 0.0
             if delay > 0 and not await self._wait_delay(delay):
-                return  # issuing stopped during the delay: the turn is never sent
+                return self._clock()  # issuing stopped during the delay: the turn is never sent
             if self.source.stop_event.is_set():
-                return
-            record = await self._send(run, prompt, delay)
-            self.source.emit(record)
+                return self._clock()
+            record, result = await self._send(run, prompt, delay)
+            t_done = record.t_last_ns
+            self._emit(slot, record, result if self.counter is not None and result.error_kind is None else None)
             if not record.ok:
                 self._abort_rest(run, prompts[k + 1 :], record)
-                return
+                return self._clock()
+        return t_done if t_done is not None else self._clock()
 
     def _prepare(self, slot: int, ref: InstanceRef, instance: Instance) -> tuple[_Run, list[TurnPrompt]]:
         repeat, logical, salt = instance_prompts(self.shards, instance, ref.cycle)
@@ -210,24 +265,49 @@ class Scheduler:
         )
         return run, list(traces.iter_prompts(instance, salt=salt))
 
+    def logical_of(self, ordinal: int) -> str:
+        """The logical instance id a FIFO ordinal is replayed as (what its records carry)."""
+        ref = resolve(ordinal, len(self.shards))
+        return instance_prompts(self.shards, self.shards.instance(ref.shard_index), ref.cycle)[1]
+
     def lost_turns(
-        self, slot: int, ordinal: int, recorded: set[int], t_ns: int, why: str, *, abort_rest: bool
+        self,
+        slot: int,
+        ordinal: int,
+        recorded: set[int],
+        t_ns: int,
+        why: str,
+        *,
+        abort_rest: bool,
+        known_ns: int | None = None,
     ) -> list[Record]:
         """The records of an instance whose worker died (docs/ray.md), built where the coordinator
-        is: its first turn without a record (in flight, waiting out its delay, or finished but
-        its record lost with the worker) fails as `worker-lost`; the turns after it are aborted by
-        the failure rule (docs/closed-loop.md), unless issuing had already stopped (they would
-        never have been sent). `recorded`: the turn numbers whose records did arrive."""
+        is. A turn without a record may have been sent and answered, its record lost with the
+        worker's unsent batch: its fate is unknown, so it fails as `worker-lost`, never as "not
+        sent". Only a turn that provably was not sent is aborted (by the failure rule), or left
+        out when issuing had stopped (`abort_rest` False): one whose recorded delays, counted from
+        `known_ns` (the last moment the driver knows of: the instance's latest record, or its
+        assignment), would end after `t_ns`, when the worker was found lost. `recorded`: the turn
+        numbers whose records did arrive."""
         ref = resolve(ordinal, len(self.shards))
         run, prompts = self._prepare(slot, ref, self.shards.instance(ref.shard_index))
         rest = [p for p in prompts if p.row.turn not in recorded]
-        if not rest:
-            return []
-        lost = self._record(run, rest[0], 0.0, t_send_ns=t_ns, error=("worker-lost", why))
-        out = [lost]
-        if abort_rest:
-            reason = f"not sent: turn {lost.turn} of {run.logical} failed (worker-lost)"
-            out += [self._record(run, p, 0.0, t_send_ns=t_ns, error=("aborted", reason)) for p in rest[1:]]
+        out: list[Record] = []
+        waited_ns = 0
+        for p in rest:
+            waited_ns += int(p.row.delay_seconds * 1e9) if self.plan.inject_delays else 0
+            if known_ns is None or known_ns + waited_ns <= t_ns:
+                unknown = why if not out else f"{why}; its fate is unknown: it may have been sent and answered"
+                out.append(self._record(run, p, 0.0, t_send_ns=t_ns, error=("worker-lost", unknown)))
+                continue
+            if abort_rest:
+                reason = (
+                    f"not sent: worker lost ({why}) before this turn's recorded delay ended"
+                    if not out
+                    else f"not sent: turn {out[-1].turn} of {run.logical} failed (worker-lost)"
+                )
+                out += [self._record(run, q, 0.0, t_send_ns=t_ns, error=("aborted", reason)) for q in rest[len(out) :]]
+            break
         return out
 
     async def _wait_delay(self, delay: float) -> bool:
@@ -241,7 +321,8 @@ class Scheduler:
         finally:
             self.waiting -= 1
 
-    async def _send(self, run: _Run, prompt: TurnPrompt, delay: float) -> Record:
+    async def _send(self, run: _Run, prompt: TurnPrompt, delay: float) -> tuple[Record, StreamResult]:
+        """Send one turn; its record (client tokens not yet counted) and the stream's result."""
         body = traces.request_body(
             prompt.messages,
             prompt.tools,
@@ -254,30 +335,20 @@ class Scheduler:
         try:
             result = await self.client.stream_chat(body, dict(run.headers), timeout_s=self.plan.turn_timeout)
         except asyncio.CancelledError:
-            self.source.emit(
+            self._emit(
+                run.slot,
                 self._record(
                     run,
                     prompt,
                     delay,
                     t_send_ns=t_call,
                     error=("cancelled", "cancelled while in flight (run interrupted)"),
-                )
+                ),
             )
             raise
         finally:
             self.active -= 1
-        client_tokens: tuple[int | None, int | None] = (None, None)
-        if self.counter is not None and result.error_kind is None:
-            # Tokenizing a long answer takes milliseconds: off the loop, so it cannot delay the
-            # other slots' chunk timestamps.
-            try:
-                client_tokens = await asyncio.get_running_loop().run_in_executor(
-                    self._reader, self._client_tokens, result
-                )
-            except asyncio.CancelledError:
-                self.source.emit(self._record(run, prompt, delay, result=result))  # the turn did finish
-                raise
-        return self._record(run, prompt, delay, result=result, client_tokens=client_tokens)
+        return self._record(run, prompt, delay, result=result), result
 
     def _abort_rest(self, run: _Run, rest: list[TurnPrompt], failed: Record) -> None:
         """docs/closed-loop.md: later prompts assume the recorded history, so the instance ends here; its
@@ -285,7 +356,7 @@ class Scheduler:
         why = f"not sent: turn {failed.turn} of {run.logical} failed ({failed.error_kind})"
         t = failed.t_last_ns if failed.t_last_ns is not None else failed.t_send_ns
         for prompt in rest:
-            self.source.emit(self._record(run, prompt, 0.0, t_send_ns=t, error=("aborted", why)))
+            self._emit(run.slot, self._record(run, prompt, 0.0, t_send_ns=t, error=("aborted", why)))
 
     def _record(
         self,
@@ -316,47 +387,57 @@ class Scheduler:
         )
         if result is None:
             kind, message = error or ("cancelled", "")
-            return Record(
-                **common,
-                t_send_ns=t_send_ns,
-                t_first_ns=None,
-                t_last_ns=None,
-                chunk_ns=(),
-                content="",
-                reasoning="",
-                tool_calls=(),
-                finish_reason=None,
-                prompt_tokens=None,
-                completion_tokens=None,
-                cached_tokens=None,
-                client_output_tokens=None,
-                http_status=None,
-                error_kind=kind,
-                error_message=message,
+            return self._redacted(
+                Record(
+                    **common,
+                    t_send_ns=t_send_ns,
+                    t_first_ns=None,
+                    t_last_ns=None,
+                    chunk_ns=(),
+                    content="",
+                    reasoning="",
+                    tool_calls=(),
+                    finish_reason=None,
+                    prompt_tokens=None,
+                    completion_tokens=None,
+                    cached_tokens=None,
+                    client_output_tokens=None,
+                    http_status=None,
+                    error_kind=kind,
+                    error_message=message,
+                )
             )
         usage = result.usage or {}
         details = usage.get("prompt_tokens_details") or {}
-        return Record(
-            **common,
-            t_send_ns=result.t_send_ns,
-            t_first_ns=result.t_first_ns,
-            t_last_ns=result.t_last_ns,
-            chunk_ns=tuple(result.chunk_ns),
-            content=result.content,
-            reasoning=result.reasoning,
-            tool_calls=tuple(result.tool_calls),
-            finish_reason=result.finish_reason,
-            prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
-            completion_tokens=_int_or_none(usage.get("completion_tokens")),
-            cached_tokens=_int_or_none(details.get("cached_tokens") if isinstance(details, dict) else None),
-            client_output_tokens=client_tokens[0],
-            http_status=result.http_status,
-            error_kind=result.error_kind,
-            error_message=result.error_message,
-            first_chunk_chars=result.first_chars,
-            client_tokens_after_first=client_tokens[1],
-            replica=result.header_value,
+        return self._redacted(
+            Record(
+                **common,
+                t_send_ns=result.t_send_ns,
+                t_first_ns=result.t_first_ns,
+                t_last_ns=result.t_last_ns,
+                chunk_ns=tuple(result.chunk_ns),
+                content=result.content,
+                reasoning=result.reasoning,
+                tool_calls=tuple(result.tool_calls),
+                finish_reason=result.finish_reason,
+                prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
+                completion_tokens=_int_or_none(usage.get("completion_tokens")),
+                cached_tokens=_int_or_none(details.get("cached_tokens") if isinstance(details, dict) else None),
+                client_output_tokens=client_tokens[0],
+                http_status=result.http_status,
+                error_kind=result.error_kind,
+                error_message=result.error_message,
+                first_chunk_chars=result.first_chars,
+                client_tokens_after_first=client_tokens[1],
+                replica=result.header_value,
+            )
         )
+
+    def _redacted(self, record: Record) -> Record:
+        """The record with the API key cut out of everything the server sent back: a server (or a
+        proxy) that echoes the key in an error, the answer or a header must not put it in a file."""
+        key = self.plan.api_key
+        return redact(record, key) if key else record
 
     def _client_tokens(self, result: StreamResult) -> tuple[int | None, int | None]:
         """The answer's output tokens and those after its first chunk, counted as the reference
@@ -372,6 +453,25 @@ class Scheduler:
         structured = bool(result.reasoning or result.tool_calls)
         tail = {"content": content, "reasoning_content": reasoning, "tool_calls": list(calls)}
         return self.counter.output_tokens(whole), self.counter.output_tokens(tail, structured=structured)
+
+
+#: What stands where a server echoed the API key.
+REDACTED = "[redacted]"
+
+
+def redact(record: Record, secret: str) -> Record:
+    """`record` with every occurrence of `secret` in its server-sent text replaced by `REDACTED`."""
+    changes: dict[str, Any] = {}
+    for name in ("content", "reasoning", "error_message", "replica"):
+        value = getattr(record, name)
+        if isinstance(value, str) and secret in value:
+            changes[name] = value.replace(secret, REDACTED)
+    if record.tool_calls:
+        text = json.dumps(list(record.tool_calls), ensure_ascii=False)
+        if secret in text or json.dumps(secret)[1:-1] in text:
+            cleaned = text.replace(json.dumps(secret)[1:-1], REDACTED).replace(secret, REDACTED)
+            changes["tool_calls"] = tuple(json.loads(cleaned))
+    return replace(record, **changes) if changes else record
 
 
 def _int_or_none(v: object) -> int | None:

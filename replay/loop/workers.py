@@ -168,11 +168,12 @@ class RemoteSource:
         self._pending: dict[int, asyncio.Future[int | None]] = {}
         self._next_id = 0
 
-    async def next_instance(self, slot: int, finished: bool) -> int | None:
+    async def next_instance(self, slot: int, finished: bool, t_done_ns: int | None = None) -> int | None:
         self._next_id += 1
         fut: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
         self._pending[self._next_id] = fut
-        self.send(NextInstance(self.worker, slot, finished, self._next_id, time.monotonic_ns()))
+        t_ns = t_done_ns if t_done_ns is not None else time.monotonic_ns()
+        self.send(NextInstance(self.worker, slot, finished, self._next_id, t_ns))
         return await fut
 
     def emit(self, record: Record) -> None:

@@ -139,6 +139,13 @@ def resolve_input(spec: str) -> list[str]:
         hub = is_hub_id(text) and not text.startswith((".", "/"))
         hint = f"; for a Hub dataset in the local cache write {PREFIX}{text}" if hub else ""
         raise TraceError(f"{text}: no such file; check the path{hint}")
+    if path.is_fifo() or path.is_socket():
+        # Opening a named pipe blocks until a writer comes, and a file's kind is told from its
+        # first bytes before it is read again from the start: a stream cannot be an input.
+        raise TraceError(
+            f"{text}: a named pipe or socket, not a file; inputs are read more than once, "
+            "so save the data to a file first and pass that"
+        )
     return [text]
 
 

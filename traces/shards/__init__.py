@@ -9,7 +9,7 @@ from .build import BuildOptions, BuildResult, build_shards
 from .export import ExportResult, export_shards
 from .layout import MANIFEST, STATS_FILE
 from .manifest import FORMAT_VERSION, InstanceEntry, Manifest, TokenizerInfo
-from .reader import COLUMNS, Instance, Shards, TurnPrompt, TurnRow, iter_prompts, logical_id, salt_for
+from .reader import COLUMNS, Instance, Shards, TurnPrompt, TurnRow, iter_prompts, logical_id, salt_for, without_marker
 from .show import shards_profile, turn_body, uses_tokenizer
 from .verify import Verification, verify_shards
 
@@ -38,4 +38,5 @@ __all__ = [
     "turn_body",
     "uses_tokenizer",
     "verify_shards",
+    "without_marker",
 ]

@@ -29,7 +29,7 @@ from ..contract import ContractError, from_json
 from ..errors import ShardError, TraceError
 from ..inputs import PREFIX as HUB_PREFIX
 from ..inputs import folder_kind, sniff
-from ..requests import Marker, PromptBuilder, Salt, make_salt
+from ..requests import Marker, PromptBuilder, Salt, make_salt, wire_messages
 from .layout import MANIFEST
 from .manifest import FORMAT_VERSION, BuildRecord, InstanceEntry, Manifest
 from .verify import REBUILD, check_manifest, shard_path
@@ -148,6 +148,25 @@ def iter_prompts(instance: Instance, *, salt: Salt | None = None, markers: bool 
             tools = source_loads(row.tools_json)
         builder.add_delta(row.delta, row.marker if markers else None)
         yield TurnPrompt(row, list(builder.messages), tools, builder.sha256())
+
+
+def without_marker(prompt: TurnPrompt) -> list[dict[str, Any]] | None:
+    """The prompt's messages with this turn's history marker taken out of the replayed assistant
+    message its delta adds (earlier turns' markers stay); None when the turn carries no marker.
+    `traces check-template` sends both forms to the engine: the marker counts only if the
+    engine's tokens differ."""
+    marker = prompt.row.marker
+    if marker is None:
+        return None
+    added = [wire_messages(flat) for flat in prompt.row.delta]
+    start = len(prompt.messages) - sum(len(w) for w in added)
+    out = list(prompt.messages)
+    for flat, wire in zip(prompt.row.delta, added, strict=True):
+        if flat.get("role") == "assistant":
+            out[start] = wire[0]
+            return out
+        start += len(wire)
+    return None
 
 
 def _salt_mode(row: TurnRow) -> str:

@@ -276,3 +276,34 @@ def test_our_transport_sends_back_a_cookie_and_lets_a_turn_header_replace_a_defa
     assert [h.count("cookie: route=b7") for h in heads] == [0, 0, 1, 1]
     assert heads[3].count("accept:") == 1 and "accept: text/plain" in heads[3]
     assert all(h.count("host:") == 1 and h.count("content-length:") == 1 for h in heads)
+
+
+def _short_body(status: int, ctype: bytes, body: bytes) -> Callable[[Exchange], Awaitable[None]]:
+    """A Content-Length 500 bytes longer than the body the server sends, the socket left open."""
+
+    async def script(ex: Exchange) -> None:
+        ex.write(
+            b"HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n%s"
+            % (status, ctype, len(body) + 500, body)
+        )
+        await asyncio.sleep(30)
+
+    return script
+
+
+@pytest.mark.parametrize(
+    ("status", "ctype", "body", "kind"),
+    [
+        (500, b"application/json", b'{"error": {"message": "boom"}}', "http"),
+        (200, b"application/json", b'{"error": {"message": "no streams here"}}', "error_object"),
+    ],
+)
+def test_a_content_length_longer_than_the_body_does_not_hold_the_slot(
+    status: int, ctype: bytes, body: bytes, kind: str
+) -> None:
+    """The body is read for its text only: once nothing more arrives for a second the turn ends
+    with what came (it used to wait for --turn-timeout and fail as a timeout)."""
+    r, _ = _turn(_short_body(status, ctype, body), timeout_s=8)
+    assert (r.error_kind, r.http_status) == (kind, status)
+    assert "boom" in (r.error_message or "") or "no streams here" in (r.error_message or "")
+    assert r.t_last_ns is not None and (r.t_last_ns - r.t_send_ns) / 1e9 < 4

@@ -114,7 +114,7 @@ def test_the_command_prints_each_turn_and_exits_1_only_when_strict(
         with pytest.raises(SystemExit) as ended:
             cli.main([*args, "--strict"])
     assert ended.value.code == 1
-    assert "Error: template parity 0.0 % < 100 % (--strict)" in capsys.readouterr().err
+    assert "Error: (--strict) template parity 0.0 % < 100 %" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -157,3 +157,46 @@ def test_first_divergence() -> None:
     assert first_divergence([1, 2, 3], [1, 5, 3]) == 1
     assert first_divergence([1, 2], [1, 2, 3]) == 2
     assert first_divergence([], [7]) == 0
+
+
+# ---------------------------------------------------------------- the history marker, as the engine sees it
+def test_the_engine_keeps_every_sampled_history_marker(counted: Path, qwen: ChatTokenizer) -> None:
+    """Each sampled turn that carries a marker is tokenised once more without it: with the same
+    template the engine's tokens differ every time."""
+    profile = traces.get_profile("qwen3.6-35b-a3b")
+    with template_server(qwen, "vllm") as (url, seen):
+        report = check_template(str(counted), url, qwen, profile, sample=8, seed=2)
+    marked = [r for r in report.turns if r.marker_kept is not None]
+    assert marked and report.markers_checked == len(marked) and report.markers_erased == 0
+    assert all(r.marker_kept for r in marked)
+    # turn 1 has no replayed assistant message: nothing to check there
+    assert all(r.marker_kept is None for r in report.turns if r.turn == 1)
+    assert sum(b["path"] == "/tokenize" for b in seen) == len(report.turns) + len(marked)
+    assert "history marker: the engine's tokens change with it in" in "\n".join(
+        __import__("replay").render_parity(report)
+    )
+
+
+def _collapse_spaces(text: str) -> str:
+    """An engine that rewrites messages before templating so that runs of spaces become one (as
+    vLLM and SGLang do to tool-call arguments, which they parse into objects)."""
+    import re
+
+    return re.sub(r" {2,}", " ", text)
+
+
+def test_an_engine_that_erases_the_marker_is_found_and_fails_strict(
+    counted: Path, qwen: ChatTokenizer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = traces.get_profile("qwen3.6-35b-a3b")
+    with template_server(qwen, "vllm", _collapse_spaces) as (url, _):
+        report = check_template(str(counted), url, qwen, profile, sample=8, seed=2)
+        assert report.markers_checked > 0 and report.markers_erased == report.markers_checked
+        args = ["traces", "check-template", str(counted), "--endpoint", url, "--sample", "8", "--seed", "2"]
+        with pytest.raises(SystemExit) as ended:
+            cli.main([*args, "--strict"])
+    assert ended.value.code == 1
+    captured = capsys.readouterr()
+    assert "ERASED" in captured.out
+    n = report.markers_checked
+    assert f"; and the engine erases the history marker in {n} of {n} sampled replayed" in captured.err

@@ -23,7 +23,6 @@ from loopback_server import LoopbackServer, Reply
 import traces
 from replay import ReplayError
 from replay.config import RunConfig
-from replay.loop import raybackend
 from replay.results.records import read_records
 from replay.results.runinfo import read_run_info
 from replay.run import instance_turns, planned_turns, run_replay
@@ -194,10 +193,7 @@ async def _kill_worker_once_busy(srv: LoopbackServer, worker: int, after: int) -
     ray.kill(actor, no_restart=True)
 
 
-def test_a_killed_worker_loses_only_its_in_flight_turns(
-    ray_cluster: str, sample_shards: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(raybackend, "CLOCK_RECHECK_S", 0.2)  # clocks re-checked during the run
+def test_a_killed_worker_loses_only_its_in_flight_turns(ray_cluster: str, sample_shards: Path, tmp_path: Path) -> None:
     config = _config(
         sample_shards,
         "",
@@ -221,12 +217,14 @@ def test_a_killed_worker_loses_only_its_in_flight_turns(
     recs = list(read_records(run_dir))  # the record file is valid to its end
     kinds = Counter(r.error_kind for r in recs)
     lost = [r for r in recs if r.error_kind == "worker-lost"]
-    assert lost and {r.worker for r in lost} == {1} and len({r.slot for r in lost}) == len(lost) <= 2
-    assert set(kinds) <= {None, "worker-lost", "aborted"}
-    for r in lost:  # the rest of its instance is aborted, never sent
-        mine = [x for x in recs if x.instance_id == r.instance_id]
-        assert all(x.error_kind == "aborted" for x in mine if x.turn > r.turn)
-        assert all(x.ok for x in mine if x.turn < r.turn)
+    assert lost and {r.worker for r in lost} == {1} and len({r.instance_id for r in lost}) <= 2  # one per slot
+    # without delays nothing rules out that an unrecorded turn was sent and answered (its record
+    # still in the dead actor's unsent batch): every one is worker-lost, none "not sent"
+    assert set(kinds) <= {None, "worker-lost"}
+    for instance in {r.instance_id for r in lost}:
+        mine = sorted((x for x in recs if x.instance_id == instance), key=lambda x: x.turn)
+        first = next(k for k, x in enumerate(mine) if not x.ok)
+        assert all(x.ok for x in mine[:first]) and all(x.error_kind == "worker-lost" for x in mine[first:])
     # every turn of every instance is accounted for once: worker 0 ran the rest of the FIFO
     assert (
         len({(r.instance_id, r.turn) for r in recs})
@@ -236,7 +234,8 @@ def test_a_killed_worker_loses_only_its_in_flight_turns(
     assert sum(1 for r in recs if r.worker == 0 and r.ok) > 0
     info = read_run_info(run_dir)
     assert info.ray is not None and info.ray.workers[1].lost and info.ray.workers[0].lost is None
-    assert info.ray.workers[0].clock_checks >= 3 and info.ray.workers[0].clock_offset_range_ns is not None
+    # the re-checks during the run depend on how long it lasts: test_ray_driver.py counts them
+    assert info.ray.workers[0].clock_checks >= 1 and info.ray.workers[0].clock_offset_range_ns is not None
 
 
 def test_below_min_workers_the_run_stops_with_a_clear_error(

@@ -5,6 +5,7 @@ window rule as plain state."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import time
 from pathlib import Path
@@ -305,3 +306,50 @@ _RECORD: dict[str, Any] = dict(
     error_kind=None,
     error_message=None,
 )
+
+
+class SlowCounter(LengthCounter):
+    """A tokenizer that takes `COUNT_S` per answer: far more than any real one, so a slot that
+    waited for it could not hide."""
+
+    COUNT_S = 0.3
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def output_tokens(self, message: dict[str, Any], **kw: Any) -> int:
+        self.calls += 1
+        time.sleep(self.COUNT_S)
+        return super().output_tokens(message, **kw)
+
+
+def test_client_token_counting_is_off_the_turns_critical_path(shards_dir: Path) -> None:
+    """docs/closed-loop.md: with --tokenizer the slot moves on when the last byte is read; the
+    window closes at that byte, not after the count; every record still carries its count, in
+    turn order. Against a real loopback server (real sockets and timestamps)."""
+    from loopback_server import LoopbackServer, Reply
+
+    from replay.loop.backend import open_client
+
+    records: list[Record] = []
+    counter = SlowCounter()
+    coord = Coordinator(1, stop_at_window_end=False)
+    with LoopbackServer(lambda b, h: Reply(chunks=2)) as srv:
+        plan = WorkerPlan(
+            worker=0, slots=(0,), shards=str(shards_dir), profile="kimi-k3", base_url=srv.base_url, inject_delays=False
+        )
+
+        async def main() -> None:
+            async with open_client(plan) as client:
+                await Scheduler(plan, LocalSource(coord, records.append), client, counter=counter).run()
+
+        asyncio.run(main())
+    assert len(records) >= 3 and all(r.ok for r in records)
+    assert [r.turn for r in records] == sorted(r.turn for r in records)  # emitted in turn order
+    assert all(r.client_output_tokens == len(r.content) for r in records)  # every count is there
+    assert counter.calls == 2 * len(records)  # the whole answer and the part after its first chunk
+    for before, after in itertools.pairwise(records):
+        assert before.t_last_ns is not None
+        # the next turn went out long before the previous answer's two counts (0.6 s) were done
+        assert after.t_send_ns - before.t_last_ns < 1e9 * SlowCounter.COUNT_S
+    assert coord.window_close_ns == records[-1].t_last_ns  # the last byte closed the window

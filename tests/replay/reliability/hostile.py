@@ -122,9 +122,11 @@ class HostileServer:
         models: tuple[str, ...] | None = ("m",),
         health: dict | None = None,
         preflight: Behave | None = None,
+        get: Behave | None = None,
     ) -> None:
         self.behave = behave
         self.preflight = preflight
+        self.get = get  # answers every GET instead of the well-behaved routes
         self.models = models
         self.health = health if health is not None else {"status": "ok"}
         self.requests = 0
@@ -179,7 +181,7 @@ class HostileServer:
             if req is None:
                 break
             if req.method == "GET":
-                keep = self._get(conn, req)
+                keep = self.get(conn, req, 0) if self.get is not None else self._get(conn, req)
             elif PREFLIGHT_HEADER in req.headers:
                 with self._lock:
                     self.preflights += 1

@@ -90,9 +90,35 @@ def test_the_exit_codes_are_in_the_help(command: str, capsys) -> None:
         "1 Error: something stopped the run",
         "2 a usage error",
         "3 every issued turn failed",
-        "130 interrupted",
+        "130 interrupted by Ctrl-C (SIGINT), 143 by SIGTERM",
     ):
         assert line in text
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_ends_a_run_with_128_plus_its_number(
+    sig: signal.Signals, code: int, make_shards: Callable[..., Path], tmp_path: Path
+) -> None:
+    """One rule for every command: `replay run` exits 143 after SIGTERM (it said 130), as
+    `replay sweep` and the other commands do; the run folder says it was interrupted."""
+    out = tmp_path / "run"
+    shards = str(make_shards({"a": [0.0, 0.0]}))
+    with LoopbackServer(lambda body, headers: Reply(chunks=20, chunk_delay=0.1)) as srv:
+        args = ["replay", "run", shards, "--endpoint", srv.base_url, "--no-delays", "--drain-timeout", "0"]
+        proc = cli_process([*args, "--out", str(out)])
+        try:
+            deadline = time.monotonic() + 60
+            while not srv.books.requests and time.monotonic() < deadline:
+                time.sleep(0.05)
+            proc.send_signal(sig)
+            _, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert proc.returncode == code, err
+    assert "Interrupted: issuing stopped early" in err and "Traceback" not in err
+    assert summary_of(out)["trajbench"]["interrupted"] is True
 
 
 def test_ctrl_c_stops_a_sweep_at_its_point_with_exit_130(make_shards: Callable[..., Path], tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from loopback_server import LoopbackServer, Reply
 from reliability_helpers import ROOT, cli_command, summary_of
 
 from replay.loop.limits import FD_MARGIN, fds_needed
+from replay.results.records import read_records
 
 C = 160  # above the lowered soft limit below: every slot holds a socket at once
 
@@ -46,8 +47,10 @@ def test_the_soft_limit_is_raised_to_what_the_concurrency_needs(wide_shards: Pat
             hard=hard,
         )
     assert done.returncode == 0, done.stderr
-    s = summary_of(out)
-    assert (s["n_samples_issued"], s["n_samples_completed"], s["trajbench"]["errors_by_kind"]) == (C, C, {})
+    # every turn answered (how many fall inside the performance window depends on how fast the
+    # C slots send: the window closes at the first answer's last byte, docs/closed-loop.md)
+    recs = list(read_records(out))
+    assert len(recs) == C and all(r.ok for r in recs) and summary_of(out)["trajbench"]["errors_by_kind"] == {}
     assert srv.books.max_inflight > 100  # more sockets at once than the soft limit the run started with
 
 

@@ -361,3 +361,19 @@ def test_other_paths_given_as_shards(sample_shards: Path, tmp_path: Path) -> Non
         with pytest.raises(ShardError) as exc:
             traces.Shards(path)
         assert str(exc.value) == message
+
+
+def test_a_named_pipe_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """Opening a FIFO blocks until a writer comes: `traces validate` on one used to hang."""
+    import os
+
+    from clirun import trajbench
+
+    pipe = tmp_path / "traces.jsonl"
+    os.mkfifo(pipe)
+    done = trajbench("traces", "validate", str(pipe), timeout=60)
+    assert done.code == 1
+    assert done.error_lines == [
+        f"Error: {pipe}: a named pipe or socket, not a file; inputs are read more than once, "
+        "so save the data to a file first and pass that"
+    ]

@@ -44,13 +44,14 @@ def test_qwen_template_keeps_the_marker_and_would_erase_a_leading_space(qwen: An
 class _Words:
     """A stand-in tokenizer whose template renders each message's words joined by one space, so
     no whitespace marker survives, or (`keep_content`) which drops reasoning but keeps content
-    and tool-call arguments as they are."""
+    and tool-call arguments as they are, or (`keep_all`) which keeps reasoning too."""
 
     name = "words"
     fingerprint = "words-1"
 
-    def __init__(self, *, keep_content: bool = False) -> None:
-        self.keep_content = keep_content
+    def __init__(self, *, keep_content: bool = False, keep_all: bool = False) -> None:
+        self.keep_content = keep_content or keep_all
+        self.keep_all = keep_all
 
     def start(self, tools: Any) -> Any:
         class Count:
@@ -68,7 +69,8 @@ class _Words:
     def history_render(self, messages: list[dict[str, Any]]) -> str:
         if self.keep_content:
             calls = lambda m: "".join(c["function"]["arguments"] for c in m.get("tool_calls") or ())  # noqa: E731
-            return "|".join(f"{m['role']}:{m.get('content') or ''}{calls(m)}" for m in messages)
+            think = lambda m: (m.get("reasoning_content") or "") if self.keep_all else ""  # noqa: E731
+            return "|".join(f"{m['role']}:{think(m)}{m.get('content') or ''}{calls(m)}" for m in messages)
         return "|".join(f"{m['role']}:" + " ".join(str(m.get("content") or "").split()) for m in messages)
 
 
@@ -84,9 +86,12 @@ def test_a_template_that_erases_the_marker_fails_the_build(tmp_path: Path) -> No
 
 
 def test_the_first_position_the_template_keeps_is_taken(tmp_path: Path) -> None:
-    built = traces.build_shards([str(SAMPLE)], tmp_path / "s", traces.BuildOptions(), counter=_Words(keep_content=True))
-    # this template drops reasoning: messages are marked in their content or tool-call arguments
+    built = traces.build_shards([str(SAMPLE)], tmp_path / "s", traces.BuildOptions(), counter=_Words(keep_all=True))
     positions = built.manifest.history_marker.positions
-    assert "reasoning_content" not in positions and positions == {"arguments": 11, "content": 2}
-    fields = {t.marker_field for inst in traces.Shards(built.out) for t in inst.turns if t.marker_field}
-    assert fields == {"content", "arguments"}
+    assert positions == {"reasoning_content": 11, "content": 2}
+    # a template that drops reasoning keeps no position of the 11 messages that hold only
+    # reasoning and tool calls: tool-call arguments are never tried (engines parse them into
+    # objects, erasing the space), so the build refuses rather than mark where nothing changes
+    with pytest.raises(traces.TraceError, match=r"erases the history marker in 11 of 13 replayed"):
+        traces.build_shards([str(SAMPLE)], tmp_path / "t", traces.BuildOptions(), counter=_Words(keep_content=True))
+    assert not (tmp_path / "t").exists()

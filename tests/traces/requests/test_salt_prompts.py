@@ -6,7 +6,7 @@ import pytest
 
 from traces import TraceError, make_salt, messages_sha256, wire_messages
 from traces.canonical import MessagesHasher
-from traces.requests.marker import Marker, apply, choose
+from traces.requests.marker import Marker, apply, candidates, choose
 from traces.requests.prompts import PromptBuilder
 from traces.requests.salt import blake2b_hex
 
@@ -53,9 +53,10 @@ CALLS = [{"id": "a", "type": "function", "function": {"name": "bash", "arguments
         ),
         ({"role": "assistant", "content": "an answer", "reasoning_content": "r"}, "content", "an  answer"),
         ({"role": "assistant", "content": " lead  and\ttab"}, "content", " lead   and\ttab"),
-        # trailing whitespace is not inner: a template's strip would erase a space there
-        ({"role": "assistant", "content": "word ", "tool_calls": CALLS}, "tool_calls", '{ "command": "ls"}'),
-        # 3. a leading space on the first non-empty text field, or content " " when there is none
+        # trailing whitespace is not inner: a template's strip would erase a space there; and
+        # never in tool-call arguments (engines parse them into objects): a leading space instead
+        ({"role": "assistant", "content": "word ", "tool_calls": CALLS}, "content", " word "),
+        # 2. a leading space on the first non-empty text field, or content " " when there is none
         ({"role": "assistant", "content": "word"}, "content", " word"),
         ({"role": "assistant", "content": "c", "reasoning_content": "r"}, "reasoning_content", " r"),
         (
@@ -71,13 +72,21 @@ CALLS = [{"id": "a", "type": "function", "function": {"name": "bash", "arguments
 )
 def test_history_marker_positions(message: dict, field: str, marked: str) -> None:
     out = apply(message, choose(message))
-    if field == "tool_calls":
-        assert out["tool_calls"][0]["function"]["arguments"] == marked
-        assert message["tool_calls"][0]["function"]["arguments"] == '{"command": "ls"}'  # input untouched
-    else:
-        assert out[field] == marked
+    assert out[field] == marked
+    assert out.get("tool_calls") == message.get("tool_calls")  # never inside tool-call arguments
     changed = [k for k in out if out[k] != message.get(k)]
     assert changed == [field]
+
+
+def test_the_marker_never_goes_into_tool_call_arguments() -> None:
+    """vLLM and SGLang parse the arguments string into an object before templating, so a space
+    there changes nothing the engine tokenises (docs/history-marker.md)."""
+    msg = {"role": "assistant", "content": None, "tool_calls": CALLS}
+    assert all(m.field in ("content", "reasoning_content") for m in candidates(msg))
+    # even when a template check rejects every text position, arguments are not tried
+    assert choose(msg, lambda m: m.get("tool_calls") != CALLS) is None
+    with pytest.raises(TraceError, match="rebuild the shards"):  # an older shard's choice
+        apply(msg, Marker("arguments", 1))
 
 
 def test_marker_content_goes_right_after_role() -> None:

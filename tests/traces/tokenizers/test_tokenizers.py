@@ -453,3 +453,52 @@ def test_gguf_refuses_what_it_cannot_rebuild(tmp_path: Path) -> None:
     (tmp_path / "junk.gguf").write_bytes(b"not gguf at all")
     with pytest.raises(TokenizerError, match="not a readable GGUF file"):
         load_tokenizer(f"gguf:{tmp_path / 'junk.gguf'}")
+
+
+# ---------------------------------------------------------------- GPT-2-style split rule
+def _gpt2_style() -> Any:
+    """A byte-level BPE with GPT-2's split rule (`\\s+(?!\\S)|\\s+`, as byte-level GGUF vocabularies
+    and many Hugging Face ones use) and merges for `\\n\\n` and ` \\n`: the whitespace runs whose
+    split depends on what follows them."""
+    if "gpt2" not in _CACHE:
+        from tokenizers import Tokenizer, models, pre_tokenizers
+
+        vocab = {c: i for i, c in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
+        for merged in ("ĊĊ", "ĠĊ"):
+            vocab[merged] = len(vocab)
+        tok = Tokenizer(models.BPE(vocab=vocab, merges=[("Ċ", "Ċ"), ("Ġ", "Ċ")]))
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+        _CACHE["gpt2"] = lambda text: tok.encode(text, add_special_tokens=False).ids
+    return _CACHE["gpt2"]
+
+
+def test_counts_are_exact_for_a_gpt2_style_split_rule() -> None:
+    encode = _gpt2_style()
+    text = "x\n\nWhen" * 60 + "y \nThen" * 60  # long enough to be cut and cached
+    assert len(encode("x\n\nWhen")) == 7 and len(encode("x\n\n")) + len(encode("When")) == 6  # a cut there lies
+    counter = TextCounter(encode, [], safe_cuts=True)
+    assert counter.count(text) == len(encode(text))
+    tally = Tally(counter)
+    for part in ("x\n\n", "When and\nthen", " \n", "Now"):
+        tally.append(part)
+    assert tally.tokens == len(encode("x\n\nWhen and\nthen \nNow"))
+
+
+@settings(max_examples=120, deadline=None)
+@given(parts=st.lists(st.lists(ALPHABET, max_size=90).map("".join), min_size=1, max_size=6))
+def test_tally_is_exact_for_a_gpt2_style_split_rule(parts: list[str]) -> None:
+    encode = _gpt2_style()
+    counter = TextCounter(encode, ["<|im_end|>", "<think>"], safe_cuts=True)
+    counter.short = 0
+    tally = Tally(counter)
+    grown = sum(tally.append(p) for p in parts)
+    text = "".join(parts)
+
+    def whole(t: str) -> int:  # special tokens split first, as the tokenizers do
+        import re
+
+        pieces = re.split(r"<\|im_end\|>|<think>", t)
+        return sum(len(encode(p)) for p in pieces) + len(pieces) - 1
+
+    assert tally.tokens == grown == whole(text) == counter.count(text)
+    assert tally.with_suffix("\n\nabc<|im_end|>") == whole(text + "\n\nabc<|im_end|>")
