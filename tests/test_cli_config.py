@@ -138,7 +138,7 @@ def test_an_unknown_key_lists_the_valid_ones(
 @pytest.mark.parametrize(
     ("name", "text", "line", "message"),
     [
-        ("o.yaml", "concurrency: 2\nturn_timeout: soon\n", 2, 'turn_timeout: expected a number > 0, found "soon"'),
+        ("o.yaml", "concurrency: 2\nturn_timeout: soon\n", 2, 'turn_timeout: expected a finite number > 0, found "soon"'),
         ("o.yaml", "concurrency: true\n", 1, "concurrency: expected an integer >= 1, found true"),
         ("o.yaml", "no_delays: 1\n", 1, "no_delays: expected true or false, found 1"),
         ("o.json", '{\n  "concurrency": "8"\n}', 2, 'concurrency: expected an integer >= 1, found "8"'),

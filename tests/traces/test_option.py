@@ -37,9 +37,9 @@ def test_a_files_value_is_converted_as_the_command_line_would(option: Option, ra
 @pytest.mark.parametrize(
     ("option", "raw", "message"),
     [
-        (TIMEOUT, "soon", 'expected a number > 0, found "soon"'),
-        (TIMEOUT, 0, "expected a number > 0, found 0"),
-        (TIMEOUT, True, "expected a number > 0, found true"),
+        (TIMEOUT, "soon", 'expected a finite number > 0, found "soon"'),
+        (TIMEOUT, 0, "expected a finite number > 0, found 0"),
+        (TIMEOUT, True, "expected a finite number > 0, found true"),
         (WORKERS, "8", 'expected an integer >= 1, found "8"'),
         (WORKERS, 2.5, "expected an integer >= 1, found 2.5"),
         (WORKERS, 0, "expected an integer >= 1, found 0"),
