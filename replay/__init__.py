@@ -15,7 +15,17 @@ from traces.lazy import lazy_getattr
 from .client import ResponseLimits
 from .config import BACKENDS, DEFAULT_HEADERS, RunConfig
 from .errors import AllTurnsFailed, Interrupted, ReplayError
-from .results import RECORDS_FILE, REPORT_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FILE, Slo, parse_slo
+from .results import (
+    RECORDS_FILE,
+    REPORT_FILE,
+    RUN_FILE,
+    SUMMARY_FILE,
+    SWEEP_FILE,
+    CacheFlush,
+    EngineIdentity,
+    Slo,
+    parse_slo,
+)
 
 if TYPE_CHECKING:
     from .client import StreamClient, StreamResult, event_loop, run_loop
@@ -83,6 +93,8 @@ __all__ = [
     "SUMMARY_FILE",
     "SWEEP_FILE",
     "AllTurnsFailed",
+    "CacheFlush",
+    "EngineIdentity",
     "Gates",
     "GatesOf",
     "Interrupted",

@@ -67,6 +67,9 @@ class RunConfig:
     # A response header whose value each record keeps (`replica`): which replica served the turn,
     # for `trajbench analyze cache` (docs/cache.md). None: nothing is kept.
     replica_header: str | None = None
+    # Empty the engine's prefix cache before the first turn (docs/audits.md): the run starts cold
+    # even when the server served an earlier run; refused where the engine has no reset.
+    flush_cache: bool = False
 
     def check(self) -> None:
         if self.concurrency < 1:

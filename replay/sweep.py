@@ -108,6 +108,7 @@ async def run_sweep(
                 for k, v in traces.to_json(base).items()
                 if k not in ("api_key", "api_key_env", "out", "concurrency", "progress", "skip_preflight")
                 and not (k == "slo" and not base.slo.given)  # a sweep without an SLO reads as before SLOs
+                and not (k == "flush_cache" and not base.flush_cache)  # nor one without --flush-cache
             }
         )
     )

@@ -22,8 +22,8 @@ from replay.results.records import Record, read_records
 from replay.sim import embedded_config
 
 RUN_KEYS = (
-    "api_key_env, backend, concurrency, drain_timeout, endpoint, gates, header, max_completion_tokens, max_event_mb, "
-    "max_header_kb, max_response_mb, min_workers, model, no_delays, no_session_header, out, overwrite, profile, "
+    "api_key_env, backend, concurrency, drain_timeout, endpoint, flush_cache, gates, header, max_completion_tokens, "
+    "max_event_mb, max_header_kb, max_response_mb, min_workers, model, no_delays, no_session_header, out, overwrite, profile, "
     "progress, ray_address, ray_resource, replica_header, session_slo, shards, sim_args, skip_preflight, slo, "
     "stop_at_window_end, tokenizer, trajectories, turn_timeout, workers"
 )
@@ -196,7 +196,7 @@ def test_a_run_replayed_from_its_run_json_has_the_same_options(
         "--turn-timeout", "77", "--drain-timeout", "3", "--header", "X-A", "--header", "X-B", "--skip-preflight",
         "--max-completion-tokens", "4000", "--max-response-mb", "32", "--max-event-mb", "4", "--max-header-kb", "32",
         "--api-key-env", "TRAJBENCH_TEST_KEY", "--sim-args", "--seed 3 --replicas 2", "--out", str(first),
-        "--slo", "ttft_ms=60000,tpot_ms=1000", "--session-slo", "3600",
+        "--slo", "ttft_ms=60000,tpot_ms=1000", "--session-slo", "3600", "--flush-cache",
     ]  # fmt: skip
     cli.main(argv)
     out = capsys.readouterr().out
@@ -220,6 +220,10 @@ def test_a_run_replayed_from_its_run_json_has_the_same_options(
     assert was.event_loop == event_loop()  # the loop the CLI ran the replay on (replay.client.eventloop)
     # the SLOs are recorded and judge goodput (generous limits: every turn of the simulator meets them)
     assert was.slo == Slo(60000.0, 1000.0, 3600.0)
+    assert was.cache_flush is not None and (was.cache_flush.route, was.cache_flush.status) == (
+        "POST /reset_prefix_cache",
+        200,
+    )
     ours = ResultSummary.read(first).trajbench
     assert ours.goodput is not None and ours.goodput.turns_met == ours.goodput.turns > 0
     assert ours.goodput.output_tokens_per_s == ours.throughput.output_tokens_per_s
@@ -237,6 +241,7 @@ def test_a_run_replayed_from_its_run_json_has_the_same_options(
     capsys.readouterr()
     now = RunInfo.read(again)
     assert _option_fields(now) == _option_fields(was)
+    assert now.cache_flush is not None  # --flush-cache is replayed too
     assert now.started_at >= was.started_at and now.endpoint != "" and now.target == "simulated"
 
 

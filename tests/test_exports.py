@@ -34,6 +34,7 @@ FRONT_DOORS = [
     "replay.results",
     "replay.sim",
     "eval",
+    "eval.audits",
     "eval.swebench",
 ]
 # names a module binds that are not its API: the __future__ feature and typing helpers

@@ -45,7 +45,7 @@ ROOM_LAYERS = {
         "replay.report",
         "replay.calibrate",
     ],
-    "eval": ["eval.swebench"],
+    "eval": ["eval.swebench", "eval.audits"],
 }
 #: Top-level modules under every room: the package's own foundations.
 BASE = {

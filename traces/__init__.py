@@ -20,6 +20,7 @@ from .lazy import lazy_getattr
 from .model import Row, Trajectory, content_text, domain_of
 from .outdir import check_writable, make_dir
 from .profiles import (
+    DEFAULT_OUTPUT_CONSISTENCY,
     PROFILES_ENV,
     Profile,
     ProfileError,
@@ -76,6 +77,7 @@ __getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [
+    "DEFAULT_OUTPUT_CONSISTENCY",
     "FORMATS",
     "FORMAT_VERSION",
     "MANIFEST",

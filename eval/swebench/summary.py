@@ -7,7 +7,8 @@ read run folders without the extra installed.
 `swebench_summary.json` keys (the compliance check reads them): kind, profile, instances,
 resolved, incomplete, score (= resolved / instances), concurrency, runtime, instance_ids,
 results {id: resolved|unresolved|incomplete}; plus provenance (model, endpoint, template,
-isolated, versions).
+isolated, versions, and `engine`: who the endpoint said it was, as run.json records it, which the
+same-model audit compares with the performance points', docs/audits.md).
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import traces
 from ..client import ResponseLimits
 from ..errors import ReplayError
 from ..sim import SimConfig
+from .engineinfo import CacheFlush, EngineIdentity
 from .layout import RUN_FILE
 from .slo import Slo
 
@@ -147,6 +148,11 @@ class RunInfo(traces.JsonFile):
     min_workers: int | None = None
     ray: RayRun | None = None
     replica_header: str | None = None  # --replica-header: the response header kept per turn
+    # Who the engine says it is (docs/audits.md, the same-model audit); None: not asked (a run.json
+    # written before it, or a run through a custom client).
+    engine: EngineIdentity | None = None
+    # The prefix-cache reset asked before the first turn (--flush-cache); None: none was asked.
+    cache_flush: CacheFlush | None = None
 
 
 def read_run_info(run_dir: str | os.PathLike[str]) -> RunInfo:

@@ -15,6 +15,7 @@ from traces.lazy import lazy_getattr
 from .config import (
     FAULT_KINDS,
     FINGERPRINT,
+    GAMES,
     OPTIONS,
     PREFLIGHT_HEADER,
     SIM_HEADER,
@@ -52,6 +53,7 @@ __all__ = [
     "FAULT_HEADER",
     "FAULT_KINDS",
     "FINGERPRINT",
+    "GAMES",
     "OPTIONS",
     "PREFLIGHT_HEADER",
     "SIM_HEADER",
