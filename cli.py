@@ -1722,6 +1722,65 @@ def analyze_cache(
     click.echo(f"wrote {len(result.files)} files to {result.out}")
 
 
+# ---------------------------------------------------------------- audit
+@cli.command("audit")
+@example("trajbench audit sweep --swebench swe1 --swebench swe2 --swebench swe3 --swebench swe4")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option(
+    "--swebench",
+    "swebench",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="A SWE-bench result folder whose engine must match the points' (repeatable).",
+)
+@click.option(
+    "--tokenizer",
+    default=None,
+    help="Count prompts with NAME or NAME:PATH for the cache audits (default: the run's tokenizer, else its profile's).",
+)
+@click.option(
+    "--block-size",
+    default=None,
+    type=click.IntRange(min=1),
+    help="The engine's KV-cache block size in tokens (default: inferred as the gcd of the cached counts).",
+)
+@click.option("--shards", default=None, help="The shard folder the runs replayed, if not where run.json says.")
+@click.option("--json", "as_json", is_flag=True, help="Print every audit's figures and offending turns as JSON.")
+@PROFILES_OPTION
+def audit(
+    run_dirs: tuple[str, ...],
+    swebench: tuple[str, ...],
+    tokenizer: str | None,
+    block_size: int | None,
+    shards: str | None,
+    as_json: bool,
+) -> None:
+    """The agentic audits of RUN_DIRS (run folders, or a sweep folder for its finished points):
+    cache exploit, warm cache, output consistency, and the same engine identity across the
+    points and the SWE-bench runs. Each audit's rule is in docs/audits.md; `eval check` runs them too.
+
+    Exits 1 when any audit fails."""
+    from eval.audits import AuditOptions, audit_json, audit_runs
+
+    results = audit_runs(
+        run_dirs, swebench=swebench, options=AuditOptions(tokenizer=tokenizer, block_size=block_size, shards=shards)
+    )
+    if as_json:
+        click.echo(json.dumps(audit_json(results), indent=2))
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table("point", "audit", "result", "reason")
+        for r in results:
+            table.add_row(r.point, r.audit, "[green]pass[/]" if r.passed else "[red]FAIL[/]", r.reason)
+        Console(width=max(120, Console().width)).print(table)
+    failed = sum(not r.passed for r in results)
+    if failed:
+        click.echo(f"{failed} of {len(results)} audits failed (docs/audits.md)", err=True)
+        raise evaluation.GateFailed(f"{failed} of {len(results)} audits failed")
+
+
 # ---------------------------------------------------------------- serve-sim
 def _sim_options(command: F) -> F:
     """One click option per `replay.sim.OPTIONS` entry (python -m replay.sim uses the same table)."""

@@ -9,8 +9,9 @@ gates passing, and the dataset's content hash equal to the official one (the pac
 for a built-in profile, the user registry `traces publish` writes for any other), recomputed from the
 shard files and rows rather than read from the manifest (a rewritten shard must not pass as the
 official dataset). The submission as a whole needs SWE-bench: 4 runs (one per mandatory
-concurrency region) of 200 instances each whose mean meets the profile's threshold. Every check
-gives a reason a submitter can act on; nothing here sends a request.
+concurrency region) of 200 instances each whose mean meets the profile's threshold, and the
+agentic audits (eval.audits, docs/audits.md) each give a line per point, same-model one for the
+submission. Every check gives a reason a submitter can act on; nothing here sends a request.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 import traces
 from replay import RunInfo
 
+from .audits import audit_runs
 from .errors import EvalError
 from .gates import MODE_NAMES
 from .inline import score
@@ -97,6 +99,7 @@ def check_submission(
             )
         )
     checks.append(_check_swebench(swebench, name))
+    checks.extend(Check(a.point, a.audit, a.passed, a.reason) for a in audit_runs(run_dirs, swebench=swebench))
     return checks
 
 

@@ -15,7 +15,17 @@ from traces.lazy import lazy_getattr
 from .client import ResponseLimits
 from .config import BACKENDS, DEFAULT_HEADERS, RUN_OPTIONS, RunConfig, recorded_options, run_config
 from .errors import AllTurnsFailed, Interrupted, ReplayError, UsageProblem
-from .results import RECORDS_FILE, REPORT_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FILE, Slo, parse_slo
+from .results import (
+    RECORDS_FILE,
+    REPORT_FILE,
+    RUN_FILE,
+    SUMMARY_FILE,
+    SWEEP_FILE,
+    CacheFlush,
+    EngineIdentity,
+    Slo,
+    parse_slo,
+)
 
 if TYPE_CHECKING:
     from .client import StreamClient, StreamResult, event_loop, run_loop
@@ -51,6 +61,8 @@ __all__ = [
     "SWEEP_FILE",
     "SWEEP_RUN_OPTIONS",
     "AllTurnsFailed",
+    "CacheFlush",
+    "EngineIdentity",
     "Gates",
     "GatesOf",
     "Interrupt",

@@ -282,6 +282,13 @@ class RunConfig:
         "X-Sim-Replica), for `trajbench analyze cache` (docs/cache.md).",
         default=None,
     )
+    # Empty the engine's prefix cache before the first turn (docs/audits.md): the run starts cold
+    # even when the server served an earlier run; refused where the engine has no reset.
+    flush_cache: bool = declare(
+        "Reset the engine's prefix cache before the first turn (vLLM, SGLang, the simulator; refused where "
+        "the engine has none), so the point starts cold (docs/audits.md).",
+        default=False,
+    )
     # The options each command declares its own way (`replay sweep` takes a list and a sweep
     # folder): `replay run`'s are these.
     concurrency: int = declare(

@@ -2,8 +2,10 @@
 
 `run_replay` checks everything it can before it touches the run folder: the options, the shards,
 the open-file limit the concurrency needs (`replay.loop.limits`), then the endpoint (the embedded
-simulator is started when none is given) with `replay.engine.preflight`. Only then does it prepare the
-folder, write `run.json` (with the target: real, or simulated and how that was recognised), run
+simulator is started when none is given) with `replay.engine.preflight`, asks the engine who it is
+(`probe_engine`) and, with `--flush-cache`, empties its prefix cache (refused where the engine has
+no reset, docs/audits.md). Only then does it prepare the folder, write `run.json` (with the target:
+real, or simulated and how that was recognised, the engine's identity and the reset), run
 the slots (in-process, in worker processes or on Ray actors, docs/ray.md) with their status on stderr (`--progress`), write every record as its
 turn finishes, and end with `result_summary.json`, `report.txt` and the records compressed
 (`records.jsonl.zst`). Ctrl-C (or SIGTERM) stops
@@ -32,7 +34,7 @@ from traces import Shards
 
 from .client import Connections, current_loop
 from .config import RunConfig, recorded_options, slots_of_worker
-from .engine import CacheMetrics, Target, identify, preflight, scrape
+from .engine import CacheMetrics, Target, flush_prefix_cache, identify, preflight, probe_engine, scrape
 from .errors import ReplayError
 from .loop import (
     Backend,
@@ -51,7 +53,9 @@ from .results import (
     EMBEDDED_EVIDENCE,
     RECORDS_FILE,
     RUN_FILE,
+    CacheFlush,
     DatasetRef,
+    EngineIdentity,
     Preflight,
     RecordWriter,
     RunInfo,
@@ -105,8 +109,17 @@ async def _run_replay(
     connections: Connections | None = None
     try:
         async with _endpoint(config, sim) as (base_url, target):
+            engine: EngineIdentity | None = None
+            flushed: CacheFlush | None = None
             if client_factory is None:
                 target = await _check_target(config, profile, base_url, target)
+                # who the engine is (the same-model audit), then, when asked, its prefix cache
+                # emptied after the preflight's own request and before the first turn (docs/audits.md)
+                engine = await asyncio.to_thread(probe_engine, base_url, api_key=config.api_key)
+                if config.flush_cache:
+                    flushed = await asyncio.to_thread(flush_prefix_cache, base_url, engine, api_key=config.api_key)
+            elif config.flush_cache:
+                raise ReplayError("--flush-cache asks the engine itself, which a custom client does not reach")
             prepare_run_dir(config, run_dir)
             info = run_info(
                 config,
@@ -118,6 +131,8 @@ async def _run_replay(
                 verification=verification,
                 simulator=sim,
                 per_instance=per_instance,
+                engine=engine,
+                cache_flush=flushed,
             )
             info.write(run_dir)
             started = True
@@ -402,12 +417,15 @@ def run_info(
     verification: traces.Verification | None = None,
     simulator: SimConfig | None = None,
     per_instance: Sequence[int] | None = None,
+    engine: EngineIdentity | None = None,
+    cache_flush: CacheFlush | None = None,
 ) -> RunInfo:
     """run.json: everything needed to reproduce and judge the run; never the API key.
     `shard_verification` records the check of the shard files made before the first request;
     `simulator` the settings of the embedded simulator the run started, if it did;
     `per_instance` the stored instances' turn counts when the caller has read them already
-    (None: read from the footers here)."""
+    (None: read from the footers here); `engine` who the engine said it is and `cache_flush` the
+    prefix-cache reset asked before the first turn (docs/audits.md)."""
     if isinstance(target, str):
         target = Target(target, "given as simulated" if target == "simulated" else None)
     opts = shards.options
@@ -461,4 +479,6 @@ def run_info(
         slo=config.slo if config.slo.given else None,
         replica_header=config.replica_header,
         options=recorded_options(config),
+        engine=engine,
+        cache_flush=cache_flush,
     )

@@ -157,6 +157,7 @@ async def run_sweep(
                 if k
                 not in ("api_key", "api_key_env", "out", "concurrency", "progress", "skip_preflight", "extra_options")
                 and not (k == "slo" and not base.slo.given)  # a sweep without an SLO reads as before SLOs
+                and not (k == "flush_cache" and not base.flush_cache)  # nor one without --flush-cache
             }
         )
     )

@@ -26,7 +26,7 @@ COMMANDS = _commands()
 
 def test_the_command_tree_is_the_documented_one() -> None:
     assert {" ".join(c) for c in COMMANDS} == {
-        "analyze cache", "demo", "eval check", "eval inline", "eval osl", "eval swebench", "eval swebench-mean", "explore", "profiles derive", "profiles list",
+        "analyze cache", "audit", "demo", "eval check", "eval inline", "eval osl", "eval swebench", "eval swebench-mean", "explore", "profiles derive", "profiles list",
         "replay calibrate", "replay run", "replay sweep", "report", "review", "serve-sim", "submit", "tokenizers",
         "traces build", "traces card",
         "traces check-template",
@@ -72,6 +72,7 @@ def _shards_dir(tmp: Path) -> str:
 # (argv with {tmp}, exit code, a piece of the stderr that says what is wrong and what to do)
 ERRORS = {
     "analyze cache": (["analyze", "cache", "{empty}"], 1, "no run.json; pass a folder written by `trajbench replay run`"),
+    "audit": (["audit", "{empty}"], 1, "no run.json; pass a folder written by `trajbench replay run`"),
     "demo": (["demo", "--out", "/proc/trajbench-demo"], 1, "Error: /proc/trajbench-demo: No such file or directory; check the path"),
     "eval check": (["eval", "check", "{empty}"], 1, "no run.json; pass a folder written by `trajbench replay run`"),
     "eval inline": (["eval", "inline", "{empty}"], 1, "no run.json; pass a folder written by `trajbench replay run`"),

@@ -25,7 +25,7 @@ from replay.results.records import Record, read_records
 from replay.sim import embedded_config
 
 RUN_KEYS = (
-    "api_key_env, backend, concurrency, drain_timeout, endpoint, gates, header, max_completion_tokens, max_event_mb, "
+    "api_key_env, backend, concurrency, drain_timeout, endpoint, flush_cache, gates, header, max_completion_tokens, max_event_mb, "
     "max_header_kb, max_response_mb, memory_budget_mb, min_workers, model, no_delays, no_session_header, out, "
     "overwrite, profile, "
     "progress, ray_address, ray_resource, replica_header, session_slo, shards, sim_args, skip_preflight, slo, "
@@ -138,7 +138,12 @@ def test_an_unknown_key_lists_the_valid_ones(
 @pytest.mark.parametrize(
     ("name", "text", "line", "message"),
     [
-        ("o.yaml", "concurrency: 2\nturn_timeout: soon\n", 2, 'turn_timeout: expected a finite number > 0, found "soon"'),
+        (
+            "o.yaml",
+            "concurrency: 2\nturn_timeout: soon\n",
+            2,
+            'turn_timeout: expected a finite number > 0, found "soon"',
+        ),
         ("o.yaml", "concurrency: true\n", 1, "concurrency: expected an integer >= 1, found true"),
         ("o.yaml", "no_delays: 1\n", 1, "no_delays: expected true or false, found 1"),
         ("o.json", '{\n  "concurrency": "8"\n}', 2, 'concurrency: expected an integer >= 1, found "8"'),
@@ -212,7 +217,7 @@ def test_a_run_replayed_from_its_run_json_has_the_same_options(
         "--turn-timeout", "77", "--drain-timeout", "3", "--header", "X-A", "--header", "X-B", "--skip-preflight",
         "--max-completion-tokens", "4000", "--max-response-mb", "32", "--max-event-mb", "4", "--max-header-kb", "32",
         "--api-key-env", "TRAJBENCH_TEST_KEY", "--sim-args", "--seed 3 --replicas 2", "--out", str(first),
-        "--slo", "ttft_ms=60000,tpot_ms=1000", "--session-slo", "3600", "--gates", "dataset",
+        "--slo", "ttft_ms=60000,tpot_ms=1000", "--session-slo", "3600", "--gates", "dataset", "--flush-cache",
     ]  # fmt: skip
     cli.main(argv)
     out = capsys.readouterr().out
@@ -236,6 +241,10 @@ def test_a_run_replayed_from_its_run_json_has_the_same_options(
     assert was.event_loop == event_loop()  # the loop the CLI ran the replay on (replay.client.eventloop)
     # the SLOs are recorded and judge goodput (generous limits: every turn of the simulator meets them)
     assert was.slo == Slo(60000.0, 1000.0, 3600.0)
+    assert was.cache_flush is not None and (was.cache_flush.route, was.cache_flush.status) == (
+        "POST /reset_prefix_cache",
+        200,
+    )
     ours = ResultSummary.read(first).trajbench
     assert ours.goodput is not None and ours.goodput.turns_met == ours.goodput.turns > 0
     assert ours.goodput.output_tokens_per_s == ours.throughput.output_tokens_per_s
@@ -257,6 +266,7 @@ def test_a_run_replayed_from_its_run_json_has_the_same_options(
     # the official ones (where its OSL gate would fail)
     assert Scores.read(first).gates.mode == Scores.read(again).gates.mode == "dataset"
     assert OslResult.read(again).gates.mode == "dataset"
+    assert now.cache_flush is not None  # --flush-cache is replayed too
     assert now.started_at >= was.started_at and now.endpoint != "" and now.target == "simulated"
 
 

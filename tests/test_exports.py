@@ -34,6 +34,7 @@ FRONT_DOORS = [
     "replay.results",
     "replay.sim",
     "eval",
+    "eval.audits",
     "eval.submission",
     "eval.swebench",
     "eval.explore",

@@ -45,7 +45,7 @@ ROOM_LAYERS = {
         "replay.report",
         "replay.calibrate",
     ],
-    "eval": ["eval.swebench", "eval.submission", "eval.explore"],
+    "eval": ["eval.swebench", "eval.audits", "eval.submission", "eval.explore"],
 }
 #: Top-level modules under every room: the package's own foundations.
 BASE = {

@@ -56,6 +56,7 @@ def replay(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # eval check runs the audits too: each replays the cache analysis of its run
 def test_the_maintainers_path_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     raw = tmp_path / "traces.jsonl"
     ok(["traces", "synth", "--out", str(raw), "--seed", "0", "--scale", "0.03"], capsys)

@@ -21,6 +21,7 @@ from .model import Row, Trajectory, content_text, domain_of
 from .option import Option, Values, declare, declared, options_of
 from .outdir import check_writable, make_dir, replace_dir, sweep_stale, temp_sibling
 from .profiles import (
+    DEFAULT_OUTPUT_CONSISTENCY,
     PROFILES_ENV,
     Profile,
     ProfileError,
@@ -69,6 +70,7 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "DEFAULT_OUTPUT_CONSISTENCY",
     "FORMATS",
     "FORMAT_VERSION",
     "MANIFEST",

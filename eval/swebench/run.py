@@ -20,11 +20,14 @@ the extra, and a missing extra is an error that says what to install.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import traces
+from replay import EngineIdentity
 
 from . import deps
 from .dataset import load_instances
@@ -96,6 +99,7 @@ def run_swebench(opts: SwebenchOptions, *, echo: Echo = print, reporter: Reporte
     from . import agent as agent_mod
 
     served = opts.model or profile.served_model_name
+    engine = _engine_identity(opts, out)
     config = agent_mod.agent_config(
         endpoint=opts.endpoint,
         served_model=served,
@@ -114,9 +118,16 @@ def run_swebench(opts: SwebenchOptions, *, echo: Echo = print, reporter: Reporte
         versions=versions,
         workers=opts.workers,
         dataset=Path(opts.dataset).name,
+        engine=engine,
     )
     write_json(
-        out / CONFIG_FILE, {**{k: v for k, v in asdict(opts).items()}, "agent_config": config, "versions": versions}
+        out / CONFIG_FILE,
+        {
+            **{k: v for k, v in asdict(opts).items()},
+            "agent_config": config,
+            "versions": versions,
+            "engine": traces.to_json(engine),
+        },
     )
 
     runner = InstanceRunner(opts, out, config, served, reporter, echo)
@@ -139,6 +150,28 @@ def run_swebench(opts: SwebenchOptions, *, echo: Echo = print, reporter: Reporte
         )
         write_results(out, summary)
     return summary
+
+
+def _engine_identity(opts: SwebenchOptions, out: Path) -> EngineIdentity:
+    """Who the endpoint says it is, as a replay run records it (docs/audits.md: the same-model
+    audit compares it with the performance points'); a resumed run must find the same engine."""
+    from replay.engine import probe_engine
+
+    identity = probe_engine(opts.endpoint, api_key=os.environ.get(opts.api_key_env) or None)
+    found: dict[str, Any] = traces.to_json(identity)
+    previous = out / CONFIG_FILE
+    if opts.resume and previous.is_file():
+        before = json.loads(previous.read_text("utf-8")).get("engine")
+        keys = ("engine", "version", "chat_template_sha256")
+        if isinstance(before, dict) and any(before.get(k) != found.get(k) for k in keys):
+            what = ", ".join(
+                f"{k} {before.get(k)!r} -> {found.get(k)!r}" for k in keys if before.get(k) != found.get(k)
+            )
+            raise SwebenchError(
+                f"{out}: --resume must continue against the same engine, but the endpoint now says {what}; "
+                "choose a new --out for a run against this engine (docs/audits.md)"
+            )
+    return identity
 
 
 def _check_options(opts: SwebenchOptions) -> None:

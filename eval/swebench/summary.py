@@ -5,18 +5,20 @@ Light on purpose (no mini-swe-agent, no swebench): the compliance check and `swe
 read run folders without the extra installed.
 
 `swebench_summary.json` is the typed `SwebenchSummary` (the compliance check and
-`swebench-mean` read it); its headline is merged into scores.json as `SwebenchScore`.
+`swebench-mean` read it); its headline is merged into scores.json as `SwebenchScore`. Its provenance records `engine`: who the endpoint said it was, as run.json
+records it, which the same-model audit compares with the performance points' (docs/audits.md).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import traces
+from replay import EngineIdentity
 
 from ..errors import EvalError
 from ..layout import SWEBENCH_SUMMARY_FILE as SUMMARY_FILE
@@ -79,6 +81,8 @@ class Provenance:
     versions: dict[str, str] = field(default_factory=dict)
     workers: int | None = None
     dataset: str | None = None
+    # who the endpoint said it was, as run.json records it (the same-model audit, docs/audits.md)
+    engine: EngineIdentity | None = None
 
 
 @dataclass(frozen=True)
@@ -141,7 +145,7 @@ def build_summary(
         runtime=runtime,
         instance_ids=list(instance_ids),
         results=results,
-        **asdict(provenance),
+        **{f.name: getattr(provenance, f.name) for f in fields(provenance)},
     )
 
 

@@ -1,5 +1,6 @@
-"""Asking the engine itself: the preflight (what the target is and whether it answers), its
-Prometheus prefix-cache counters, its tokenizer endpoint and the template parity check built on it.
+"""Asking the engine itself: the preflight (what the target is and whether it answers), who it
+says it is (its identity for the same-model audit), the reset of its prefix cache (`--flush-cache`),
+its Prometheus prefix-cache counters, its tokenizer endpoint and the template parity check built on it.
 """
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ from typing import TYPE_CHECKING
 
 from traces.lazy import lazy_getattr
 
+from .flush import RESET_ROUTES, FlushRefused, flush_prefix_cache
+from .identity import probe_engine
 from .preflight import Target, identify, preflight
 from .promscrape import CacheMetrics, scrape
 
@@ -16,13 +19,17 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "RESET_ROUTES",
     "CacheMetrics",
+    "FlushRefused",
     "Target",
     "TemplateParity",
     "check_template",
     "default_template_tokenizer",
+    "flush_prefix_cache",
     "identify",
     "preflight",
+    "probe_engine",
     "render_parity",
     "scrape",
 ]

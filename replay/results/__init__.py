@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from traces.lazy import lazy_getattr
 
+from .engineinfo import CacheFlush, EngineIdentity
 from .layout import (
     CACHE_ANALYSIS_FILE,
     CACHE_METRICS_FILE,
@@ -50,7 +51,9 @@ __all__ = [
     "RUN_FILE",
     "SUMMARY_FILE",
     "SWEEP_FILE",
+    "CacheFlush",
     "DatasetRef",
+    "EngineIdentity",
     "Preflight",
     "RayRun",
     "RayWorkerInfo",

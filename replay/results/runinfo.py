@@ -17,6 +17,7 @@ import traces
 from ..client import ResponseLimits
 from ..errors import ReplayError
 from ..sim import SimConfig
+from .engineinfo import CacheFlush, EngineIdentity
 from .layout import RUN_FILE
 from .slo import Slo
 
@@ -151,6 +152,11 @@ class RunInfo(traces.JsonFile):
     # The options the run was started with, by key, as a --config file spells them (the jobs'
     # --gates among them): `--config run.json` reads them back (replay.config.recorded_options).
     options: dict[str, Any] | None = None
+    # Who the engine says it is (docs/audits.md, the same-model audit); None: not asked (a run.json
+    # written before it, or a run through a custom client).
+    engine: EngineIdentity | None = None
+    # The prefix-cache reset asked before the first turn (--flush-cache); None: none was asked.
+    cache_flush: CacheFlush | None = None
 
 
 def read_run_info(run_dir: str | os.PathLike[str]) -> RunInfo:

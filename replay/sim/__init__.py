@@ -15,6 +15,7 @@ from traces.lazy import lazy_getattr
 from .config import (
     FAULT_KINDS,
     FINGERPRINT,
+    GAMES,
     OPTIONS,
     PREFLIGHT_HEADER,
     SIM_HEADER,
@@ -39,6 +40,7 @@ __all__ = [
     "FAULT_HEADER",
     "FAULT_KINDS",
     "FINGERPRINT",
+    "GAMES",
     "OPTIONS",
     "PREFLIGHT_HEADER",
     "SIM_HEADER",

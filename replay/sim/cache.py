@@ -42,6 +42,11 @@ class PrefixCache:
             lru.move_to_end(h)
         return n * self.block_size
 
+    def clear(self) -> None:
+        """Forget every block (`POST /reset_prefix_cache`); the eviction counter keeps counting, as
+        an engine's counters do across a reset."""
+        self._lru.clear()
+
     def insert(self, blocks: Sequence[Hashable]) -> None:
         """Make these blocks resident, evicting the least recently used beyond capacity."""
         if self.capacity_blocks == 0:

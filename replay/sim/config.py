@@ -18,6 +18,9 @@ from .errors import SimError
 ANSWER_MODES = ("synthetic", "oracle")
 ROUTERS = ("affinity", "round-robin", "least-loaded")
 FAULT_KINDS = ("500", "429", "reset", "midstream", "error-object", "malformed", "stall")
+#: Ways the simulator can game an agentic audit (docs/audits.md; sim/games.py says how), each
+#: caught by its own audit: `none` is the honest simulator.
+GAMES = ("none", "generated-reuse", "cross-session", "response-cache", "truncate")
 
 #: The fingerprint every response carries, so no result can be mistaken for a real server's:
 #: as the `SIM_HEADER` of every HTTP response, the `system_fingerprint` of every chat response
@@ -57,6 +60,7 @@ class SimConfig:
     fail_kinds: tuple[str, ...] = FAULT_KINDS
     stall_seconds: float = 600.0
     tokenizer: str | None = None
+    game: str = "none"
 
     def __post_init__(self) -> None:
         checks = [
@@ -83,6 +87,7 @@ class SimConfig:
             (self.osl_mean >= 1 and self.osl_cv >= 0, "--osl-mean must be >= 1 and --osl-cv >= 0"),
             (0.0 <= self.reasoning_fraction < 1.0, "--reasoning-fraction must be within [0, 1)"),
             (self.oracle_repeats >= 1, "--oracle-repeats must be >= 1"),
+            (self.game in GAMES, f"--game must be one of {', '.join(GAMES)}"),
         ]
         for ok, message in checks:
             if not ok:
@@ -191,6 +196,13 @@ OPTIONS: tuple[Option, ...] = (
         "template; default: ~4 chars per token.",
         metavar="SPEC",
     ),
+    Option(
+        "game",
+        "Game an agentic audit (docs/audits.md), to test that it is caught: generated-reuse (cache keys ignore "
+        "whitespace), cross-session (cache keys ignore the salts), response-cache (answers kept across runs and "
+        "cache resets), truncate (every answer cut at its first token); none is honest.",
+        choices=GAMES,
+    ),
 )
 
 _FIELDS = {f.name: f for f in fields(SimConfig)}
@@ -288,4 +300,6 @@ def describe(config: SimConfig) -> str:
         parts.append(f"{config.replicas} replicas ({config.router} router)")
     if config.fail_rate:
         parts.append(f"faults on {100 * config.fail_rate:g} % of requests")
+    if config.game != "none":
+        parts.append(f"GAMING the audits ({config.game})")
     return ", ".join(parts)

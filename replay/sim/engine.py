@@ -21,12 +21,14 @@ from collections import deque
 
 from .cache import PrefixCache
 from .config import SimConfig
+from .games import text_cache
 
 
 class SimRequest:
     """The engine's view of one request; the HTTP handler waits on `event` for new tokens."""
 
     __slots__ = (
+        "at_least",
         "blocks",
         "cached_tokens",
         "cancelled",
@@ -38,10 +40,11 @@ class SimRequest:
         "prompt_tokens",
     )
 
-    def __init__(self, prompt_tokens: int, blocks: tuple[int, ...], n_out: int) -> None:
+    def __init__(self, prompt_tokens: int, blocks: tuple[int, ...], n_out: int, at_least: int = 0) -> None:
         self.prompt_tokens = prompt_tokens
         self.blocks = blocks
         self.n_out = n_out
+        self.at_least = at_least  # cached tokens a gaming mode claims beside the cache's own match (games.py)
         self.cached_tokens = 0
         self.prefill_left = -1  # -1 until admitted (the cache is consulted at admission)
         self.produced = 0
@@ -55,6 +58,7 @@ class Replica:
         self.index = index
         self.config = config
         self.cache = PrefixCache(config.block_size, config.cache_tokens)
+        self.game_cache = text_cache(config.game)  # a cache game's second cache (games.py), else None
         self.waiting: deque[SimRequest] = deque()
         self.prefilling: deque[SimRequest] = deque()
         self.running: list[SimRequest] = []
@@ -70,6 +74,7 @@ class Replica:
         self.generation_tokens_total = 0
         self.steps_total = 0
         self.busy_seconds_total = 0.0
+        self.cache_resets_total = 0
 
     @property
     def num_running(self) -> int:
@@ -94,8 +99,15 @@ class Replica:
             except asyncio.CancelledError:
                 pass
 
-    def submit(self, prompt_tokens: int, blocks: tuple[int, ...], n_out: int) -> SimRequest:
-        req = SimRequest(prompt_tokens, blocks, max(1, n_out))
+    def reset_cache(self) -> None:
+        """Empty the prefix cache (and a cache game's second one), as vLLM's reset does."""
+        self.cache.clear()
+        if self.game_cache is not None:
+            self.game_cache.clear()
+        self.cache_resets_total += 1
+
+    def submit(self, prompt_tokens: int, blocks: tuple[int, ...], n_out: int, at_least: int = 0) -> SimRequest:
+        req = SimRequest(prompt_tokens, blocks, max(1, n_out), at_least)
         self.requests_total += 1
         self.waiting.append(req)
         self._wake.set()
@@ -108,7 +120,8 @@ class Replica:
             self._cancelled += 1
 
     def _admit(self, req: SimRequest) -> None:
-        req.cached_tokens = self.cache.match(req.blocks, req.prompt_tokens)
+        matched = self.cache.match(req.blocks, req.prompt_tokens)
+        req.cached_tokens = max(matched, min(req.at_least, req.prompt_tokens - 1))
         req.prefill_left = req.prompt_tokens - req.cached_tokens
         self.prompt_tokens_total += req.prompt_tokens
         self.cached_tokens_total += req.cached_tokens

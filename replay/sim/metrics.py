@@ -25,6 +25,7 @@ _SERIES: tuple[tuple[str, str, str], ...] = (
     ("prefix_cache_hit_rate", "gauge", "Cached / prompt tokens since start."),
     ("prefix_cache_resident_tokens", "gauge", "Tokens resident in the prefix cache."),
     ("prefix_cache_evicted_blocks_total", "counter", "Blocks evicted by LRU."),
+    ("prefix_cache_resets_total", "counter", "Prefix-cache resets (POST /reset_prefix_cache)."),
     ("engine_steps_total", "counter", "Engine steps run."),
     ("engine_busy_seconds_total", "counter", "Modelled step time summed."),
 )
@@ -43,6 +44,7 @@ def _values(r: Replica) -> dict[str, float]:
         "prefix_cache_hit_rate": r.cached_tokens_total / r.prompt_tokens_total if r.prompt_tokens_total else 0.0,
         "prefix_cache_resident_tokens": r.cache.resident_tokens,
         "prefix_cache_evicted_blocks_total": r.cache.evicted_blocks,
+        "prefix_cache_resets_total": r.cache_resets_total,
         "engine_steps_total": r.steps_total,
         "engine_busy_seconds_total": r.busy_seconds_total,
     }

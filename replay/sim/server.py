@@ -1,11 +1,14 @@
 """The simulator's HTTP face: an aiohttp app with the OpenAI routes, SSE streaming and faults.
 
-Routes: POST /v1/chat/completions (streaming and not), GET /v1/models, GET /health, GET /metrics.
+Routes: POST /v1/chat/completions (streaming and not), GET /v1/models, GET /health, GET /metrics,
+GET /version (as vLLM's: the engine's version, here trajbench's), POST /reset_prefix_cache (as
+vLLM's: empties every replica's prefix cache, answers 200 without a body; `--flush-cache` calls it).
 Every response says it is simulated: the `X-Simulated: trajbench-sim` header on every HTTP
 response (errors and 404s included), `system_fingerprint: "trajbench-sim"` in chat responses and
 the models list, /health's `simulated: true`. The replay's preflight request (its
-`X-Trajbench-Preflight` header) is never faulted and always gets a synthetic answer, so oracle
-mode and fault injection do not fail a run before it starts. Per-request headers: the session header (routing), `X-Sim-Fault` (force a
+`X-Trajbench-Preflight` header) is never faulted, never gamed (`--game`, games.py) and always
+gets a synthetic answer, so oracle mode, fault injection and the audit games do not fail a run
+before it starts. Per-request headers: the session header (routing), `X-Sim-Fault` (force a
 fault, see faults.py) and `X-Sim-Timestamps: 1` (every chunk carries the server's
 `time.monotonic_ns()` at write, for measuring client timing error on the same host).
 """
@@ -25,6 +28,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+import traces
 from traces import TraceError
 
 from . import lifeline, wire
@@ -63,6 +67,7 @@ class _Turn:
     rid: str
     created: int
     model: str
+    claimed: int = 0  # cached tokens a game claims beside the honest match (games.py)
 
 
 class Simulator:
@@ -77,6 +82,8 @@ class Simulator:
         self.router = Router(config.router, self.replicas, config.session_header)
         self.faults: Counter[str] = Counter()
         self._ids = itertools.count(1)
+        # --game response-cache: every answer by its prompt's digest, kept across cache resets
+        self.responses: dict[bytes, Answer] = {}
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=1 << 30)
@@ -84,6 +91,8 @@ class Simulator:
         app.router.add_get("/v1/models", self.models)
         app.router.add_get("/health", self.health)
         app.router.add_get("/metrics", self.metrics)
+        app.router.add_get("/version", self.version)
+        app.router.add_post("/reset_prefix_cache", self.reset_prefix_cache)
         app.on_startup.append(self._start)
         app.on_cleanup.append(self._stop)
         app.on_response_prepare.append(_mark_simulated)
@@ -110,8 +119,19 @@ class Simulator:
                 "router": c.router,
                 "tokenizer": self.tokenizer.name,
                 "zero_latency": c.zero_latency,
+                "game": c.game,
             }
         )
+
+    async def version(self, request: web.Request) -> web.Response:
+        return _json({"version": traces.__version__, "engine": FINGERPRINT})
+
+    async def reset_prefix_cache(self, request: web.Request) -> web.Response:
+        """Empty every replica's prefix cache, as vLLM's dev-mode route does (200, no body). A
+        response cache (`--game response-cache`) is not a prefix cache: it survives, as it would."""
+        for r in self.replicas:
+            r.reset_cache()
+        return web.Response(status=200)
 
     async def models(self, request: web.Request) -> web.Response:
         card = {
@@ -168,27 +188,52 @@ class Simulator:
         if fault == "reset":
             _abort(request)
             raise asyncio.CancelledError  # aiohttp drops the connection without a response
+        game = "none" if preflight else self.config.game
+        kept = self.responses.get(tokens.digest) if game == "response-cache" else None
         try:
-            answer = (
-                self.oracle.answer(messages) if self.oracle and not preflight else self.synthetic.answer(tokens, tools)
-            )
+            if kept is not None:
+                answer = kept
+            elif self.oracle and not preflight:
+                answer = self.oracle.answer(messages)
+            else:
+                answer = self.synthetic.answer(tokens, tools)
         except OracleMiss as exc:
             return _error(404, str(exc), "not_found_error")
+        if game == "response-cache" and kept is None:
+            self.responses[tokens.digest] = answer
+        replica = self.router.pick(request.headers)
         turn = _Turn(
             rendered,
             tokens,
             answer,
-            plan(answer, max_tokens),
-            self.router.pick(request.headers),
+            plan(answer, 1 if game == "truncate" else max_tokens),
+            replica,
             f"chatcmpl-sim-{next(self._ids)}",
             int(time.time()),
             str(body.get("model") or self.config.model),
+            self._claimed(replica, rendered.text, tokens, kept is not None) if game != "none" else 0,
         )
         if not body.get("stream"):
             return await self._complete(request, turn, fault)
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         stamped = request.headers.get(TIMESTAMPS_HEADER, "").strip().lower() in ("1", "true", "yes")
         return await self._streamed(request, turn, fault, include_usage, stamped)
+
+    def _claimed(self, replica: Replica, text: str, tokens: Tokens, answered_before: bool) -> int:
+        """The cached tokens a game claims for a prompt beside the honest cache's match (games.py),
+        in whole blocks and short of the last token, as the honest cache counts: all of a prompt
+        answered before, or as much as its second cache holds once the ignored characters are gone."""
+        block = self.config.block_size
+        most = (tokens.count - 1) // block * block
+        if answered_before:
+            return most
+        if replica.game_cache is None:
+            return 0
+        upto = replica.game_cache.match(text)
+        replica.game_cache.insert(text)  # as the honest cache keeps a prompt once it is prefilled
+        if upto <= 0:
+            return 0
+        return min(most, self.tokenizer.count(text[:upto]) // block * block)
 
     async def _complete(self, request: web.Request, turn: _Turn, fault: str | None) -> web.StreamResponse:
         """A non-streaming answer; stream faults map onto the body (error JSON, bad JSON, cut, hang)."""
@@ -215,7 +260,7 @@ class Simulator:
                 await self._hold(request)
             _abort(request)
             return resp
-        req = turn.replica.submit(turn.tokens.count, turn.tokens.blocks, turn.plan.n_steps)
+        req = turn.replica.submit(turn.tokens.count, turn.tokens.blocks, turn.plan.n_steps, turn.claimed)
         try:
             while not req.done:
                 await req.event.wait()
@@ -235,7 +280,7 @@ class Simulator:
         if fault in ("error-object", "malformed", "stall"):
             return await self._bad_stream(request, resp, framer, fault)
         deltas = wire.step_deltas(turn.plan, [c.id for c in turn.answer.tool_calls])
-        req = turn.replica.submit(turn.tokens.count, turn.tokens.blocks, len(deltas))
+        req = turn.replica.submit(turn.tokens.count, turn.tokens.blocks, len(deltas), turn.claimed)
         cut = max(1, len(deltas) // 2) if fault == "midstream" else None
         try:
             last = await self._stream(req, resp, deltas, framer, cut)
@@ -282,6 +327,8 @@ class Simulator:
         p = turn.plan
         full = self.tokenizer.with_answer(turn.text, p.content, p.reasoning, p.tool_calls)
         turn.replica.cache.insert(self.tokenizer.tokenize(full, prefix=turn.tokens).blocks)
+        if turn.replica.game_cache is not None:
+            turn.replica.game_cache.insert(full)
 
     async def _hold(self, request: web.Request) -> None:
         """Send nothing until --stall-seconds pass or the client hangs up."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .profilefile import check_profile, profile_text, read_profile_file, write_profile_file
 from .registry import (
+    DEFAULT_OUTPUT_CONSISTENCY,
     PROFILES_ENV,
     Profile,
     ProfileError,
@@ -17,6 +18,7 @@ from .registry import (
 )
 
 __all__ = [
+    "DEFAULT_OUTPUT_CONSISTENCY",
     "PROFILES_ENV",
     "Profile",
     "ProfileError",

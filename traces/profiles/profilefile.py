@@ -37,7 +37,13 @@ FIELDS: dict[str, tuple[str, str]] = {
     ),
     "swebench_template": ("a string naming an agent template", '"default"'),
 }
-OPTIONAL = {"derivation": "a mapping (written by `trajbench profiles derive`)"}
+OPTIONAL = {
+    "derivation": "a mapping (written by `trajbench profiles derive`)",
+    "output_consistency": "a mapping of empty, first_token, length to the largest share of answers allowed "
+    "(docs/audits.md)",
+}
+#: The output-consistency audit's limits a profile may state (docs/audits.md).
+OUTPUT_CONSISTENCY_KEYS = ("empty", "first_token", "length")
 
 
 def _is_number(v: Any) -> bool:
@@ -119,7 +125,29 @@ def check_profile(name: Any, spec: Any) -> list[str]:
             bad("thresholds")
     if "derivation" in spec and spec["derivation"] is not None and not isinstance(spec["derivation"], Mapping):
         bad("derivation")
+    if spec.get("output_consistency") is not None:
+        problems += [f"{where}: output_consistency{p}" for p in _check_output_consistency(spec["output_consistency"])]
     return problems
+
+
+def _check_output_consistency(limits: Any) -> list[str]:
+    """Each problem as `.KEY: rule; fix` (or `: rule` for the whole mapping)."""
+    if not isinstance(limits, Mapping):
+        return [
+            f": must be a mapping of {', '.join(OUTPUT_CONSISTENCY_KEYS)} to a share, got {limits!r}; e.g. {{length: 0.05}}"
+        ]
+    out = [
+        f".{k}: unknown limit; remove it (the limits are {', '.join(OUTPUT_CONSISTENCY_KEYS)})"
+        for k in limits
+        if k not in OUTPUT_CONSISTENCY_KEYS
+    ]
+    for k in OUTPUT_CONSISTENCY_KEYS:
+        if k not in limits:
+            continue
+        v: Any = limits[k]
+        if not (_is_number(v) and 0 <= v <= 1):
+            out.append(f".{k}: must be a share within [0, 1], got {v!r}; write 0.05 for 5 %")
+    return out
 
 
 def _check_tokenizer(where: str, spec: Any) -> list[str]:

@@ -27,6 +27,10 @@ from ..errors import TraceError
 PROFILES_ENV = "TRAJBENCH_PROFILES"
 #: Where a built-in profile comes from (`Profile.source`); a user profile's source is its file.
 BUILT_IN = "built-in"
+#: The output-consistency audit's limits (docs/audits.md) when a profile states none: the largest
+#: share of answered turns that may be empty, end at their first token, or stop at the output cap
+#: (`finish_reason: length`). A profile's `output_consistency` overrides any of them.
+DEFAULT_OUTPUT_CONSISTENCY = {"empty": 0.01, "first_token": 0.01, "length": 0.05}
 
 
 class ProfileError(TraceError):
@@ -55,6 +59,9 @@ class Profile:
     swebench_template: str
     #: how the thresholds were set (`trajbench profiles derive` records its rule here)
     derivation: dict[str, Any] | None = None
+    #: the output-consistency audit's limits this profile states (docs/audits.md); None: the
+    #: defaults (`DEFAULT_OUTPUT_CONSISTENCY`), which `output_limits` fills in for any key left out
+    output_consistency: dict[str, float] | None = None
     #: `built-in`, or the user file it was read from (never part of the content or its hash)
     source: str = field(default=BUILT_IN, compare=False)
 
@@ -68,6 +75,10 @@ class Profile:
         if self.chat_template_kwargs:
             params["chat_template_kwargs"] = dict(self.chat_template_kwargs)
         return params
+
+    def output_limits(self) -> dict[str, float]:
+        """The output-consistency limits that judge this profile's runs: its own, else the defaults."""
+        return {**DEFAULT_OUTPUT_CONSISTENCY, **(self.output_consistency or {})}
 
     def content(self) -> dict[str, Any]:
         """The profile as a file holds it (name included, source left out): what run.json records."""
@@ -89,6 +100,9 @@ class Profile:
         }
         if self.derivation is not None:
             out["derivation"] = self.derivation
+        # only when stated, so a profile without it keeps the content (and hash) it always had
+        if self.output_consistency is not None:
+            out["output_consistency"] = dict(self.output_consistency)
         return out
 
     def content_hash(self) -> str:

@@ -102,6 +102,9 @@ def test_scores_resolved_unresolved_and_incomplete(toy_run: dict[str, Any]) -> N
     )
     assert (s["runtime"], s["concurrency"], s["isolated"], s["template"]) == ("local", 16, False, "qwen_tools")
     assert s["instance_ids"] == IDS
+    # who the endpoint said it was (docs/audits.md): this scripted one answers no GET, so nothing
+    assert s["engine"] == {"engine": "unknown", "models": [], "model_path": None, "version": None,
+                           "chat_template_sha256": None, "answered": []}  # fmt: skip
     assert "1/3 resolved = 33.33%, 1 unresolved, 1 incomplete" in toy_run["result"].output
     assert "rerun with --resume): toy__absent-1" in toy_run["result"].output
 

@@ -133,3 +133,23 @@ def test_cli_mean_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         main(["eval", "swebench-mean", *bad])
     assert exc.value.code == 1
     assert "FAIL" in capsys.readouterr().out
+
+
+def test_the_run_records_the_engine_and_a_resume_must_find_the_same_one(tmp_path: Path) -> None:
+    """Who the endpoint says it is goes into the summary (the same-model audit compares it with the
+    performance points', docs/audits.md); a resumed run against another engine is refused."""
+    import traces
+    from eval.swebench.run import CONFIG_FILE, SwebenchOptions, _engine_identity
+    from replay.sim import start_simulator
+
+    opts = SwebenchOptions(dataset="d.jsonl", endpoint="", profile="qwen3.6-35b-a3b", out=str(tmp_path), resume=True)
+    with start_simulator(["--model", "served"]) as sim:
+        opts = SwebenchOptions(**{**opts.__dict__, "endpoint": sim.base_url + "/v1"})
+        found = _engine_identity(opts, tmp_path)
+        assert (found["engine"], found["models"], found["version"]) == ("trajbench-sim", ["served"], traces.__version__)
+        (tmp_path / CONFIG_FILE).write_text(json.dumps({"engine": {**found, "version": "0.0.1"}}))
+        with pytest.raises(
+            SwebenchError,
+            match=r"--resume must continue against the same engine, but the endpoint now says version '0\.0\.1' -> '",
+        ):
+            _engine_identity(opts, tmp_path)
