@@ -299,6 +299,7 @@ NOT_DEFAULTS = {
     "slo": ["--slo", "ttft_ms=2000,tpot_ms=50"],
     "session_slo": ["--session-slo", "600"],
     "replica_header": ["--replica-header", "X-Sim-Replica"],
+    "flush_cache": ["--flush-cache"],
     "concurrency": ["-c", "3"],
     "gates": ["--gates", "dataset"],
 }

@@ -25,7 +25,7 @@ import traces
 from eval.audits import AuditResult, audit_runs
 from eval.audits.engine import same_model
 from eval.audits.output import output_consistency
-from eval.swebench import read_summary
+from eval.swebench import SwebenchSummary, read_summary
 from replay import EngineIdentity, RunInfo
 from replay.sim import embedded_config, start_simulator
 
@@ -207,10 +207,18 @@ def with_engine(src: Path, dest: Path, **change: Any) -> Path:
 
 def swebench_dir(root: Path, engine: EngineIdentity | None, model: str = "Qwen/Qwen3.6-35B-A3B") -> Path:
     root.mkdir()
-    summary: dict[str, Any] = {"kind": "swebench", "profile": "qwen3.6-35b-a3b", "model": model}
-    if engine is not None:
-        summary["engine"] = traces.to_json(engine)
-    (root / "swebench_summary.json").write_text(json.dumps(summary))
+    SwebenchSummary(
+        kind="swebench",
+        profile="qwen3.6-35b-a3b",
+        instances=0,
+        resolved=0,
+        incomplete=0,
+        score=0.0,
+        concurrency=None,
+        runtime="local",
+        model=model,
+        engine=engine,
+    ).write(root)
     return root
 
 

@@ -146,8 +146,8 @@ def test_the_run_records_the_engine_and_a_resume_must_find_the_same_one(tmp_path
     with start_simulator(["--model", "served"]) as sim:
         opts = SwebenchOptions(**{**opts.__dict__, "endpoint": sim.base_url + "/v1"})
         found = _engine_identity(opts, tmp_path)
-        assert (found["engine"], found["models"], found["version"]) == ("trajbench-sim", ["served"], traces.__version__)
-        (tmp_path / CONFIG_FILE).write_text(json.dumps({"engine": {**found, "version": "0.0.1"}}))
+        assert (found.engine, found.models, found.version) == ("trajbench-sim", ["served"], traces.__version__)
+        (tmp_path / CONFIG_FILE).write_text(json.dumps({"engine": {**traces.to_json(found), "version": "0.0.1"}}))
         with pytest.raises(
             SwebenchError,
             match=r"--resume must continue against the same engine, but the endpoint now says version '0\.0\.1' -> '",
