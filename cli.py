@@ -712,6 +712,7 @@ class RunOptions:
     session_slo: float | None
     progress: str
     replica_header: str | None
+    failure_budget: int
 
     def _shards_profile(self) -> str:
         """The profile the shards' token columns were counted for (`traces show`'s default too)."""
@@ -765,6 +766,7 @@ class RunOptions:
             skip_preflight=self.skip_preflight,
             progress=self.progress,
             replica_header=self.replica_header,
+            failure_budget=self.failure_budget,
             limits=replay.ResponseLimits(
                 max_header_bytes=self.max_header_kb << 10,
                 max_event_bytes=self.max_event_mb << 20,
@@ -1008,7 +1010,8 @@ def run_options(f: F) -> F:
         click.option(
             "--tokenizer",
             default=None,
-            help="Count output tokens client-side with NAME or NAME:PATH when the server sends no usage.",
+            help="Count output tokens client-side with NAME or NAME:PATH (the reference's count: the numbers use it "
+            "and cross-check the server's usage against it); official points need it (docs/compliance.md).",
         ),
         click.option(
             "--api-key-env",
@@ -1061,6 +1064,14 @@ def run_options(f: F) -> F:
             default=None,
             help="Keep this response header's value per turn (which replica served it; the simulator "
             "sends X-Sim-Replica), for `trajbench analyze cache` (docs/cache.md).",
+        ),
+        click.option(
+            "--failure-budget",
+            default=0,
+            show_default=True,
+            type=click.IntRange(min=0),
+            help="Window turns that may end other than ok (failed, aborted, partial, cancelled) for the point "
+            "to stay official; recorded in run.json, judged by `eval check` (docs/compliance.md).",
         ),
     ]
 

@@ -1,4 +1,6 @@
-"""eval: the accuracy gates (inline, OSL, SWE-bench) and the compliance check of a submission.
+"""eval: the accuracy gates (inline, OSL, SWE-bench) and the compliance check of a submission,
+with the verification of a run folder it starts from (seal, completeness, recomputation,
+failure budget, client-counted tokens) for a review to reuse.
 
 The front door of the package (SWE-bench lives in `eval.swebench`, which needs the optional
 extra `trajbench[swebench]` only when a run starts).
@@ -6,7 +8,8 @@ extra `trajbench[swebench]` only when a run starts).
 
 from __future__ import annotations
 
-from .compliance import Check, check_submission, compliance_json, expected_hash_of
+from .checks import Check
+from .compliance import check_submission, compliance_json, expected_hash_of
 from .derive import (
     DEFAULT_INLINE_FRACTION,
     DEFAULT_OSL_TOLERANCE,
@@ -21,9 +24,12 @@ from .inline import summary_lines as inline_lines
 from .layout import OSL_FILE, SCORES_FILE
 from .osl import osl_gate
 from .osl import summary_lines as osl_lines
+from .plan import ShardPlan, shard_plan
+from .recompute import Difference, Recomputation, recompute_dir
 from .results import GATE_MODES, OslResult, Scores
 from .rundir import partial_run
 from .verdicts import gate_verdicts
+from .verification import BudgetUse, Completeness, verify_run_dir
 
 __all__ = [
     "DEFAULT_INLINE_FRACTION",
@@ -32,12 +38,17 @@ __all__ = [
     "GATE_MODES",
     "OSL_FILE",
     "SCORES_FILE",
+    "BudgetUse",
     "Check",
+    "Completeness",
     "Derived",
+    "Difference",
     "EvalError",
     "GateFailed",
     "OslResult",
+    "Recomputation",
     "Scores",
+    "ShardPlan",
     "check_submission",
     "compliance_json",
     "derive_profile",
@@ -48,5 +59,8 @@ __all__ = [
     "osl_gate",
     "osl_lines",
     "partial_run",
+    "recompute_dir",
     "score_run",
+    "shard_plan",
+    "verify_run_dir",
 ]

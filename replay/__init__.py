@@ -14,8 +14,8 @@ from traces.lazy import lazy_getattr
 
 from .client import ResponseLimits
 from .config import BACKENDS, DEFAULT_HEADERS, RunConfig
-from .errors import AllTurnsFailed, Interrupted, ReplayError
-from .results import RECORDS_FILE, REPORT_FILE, RUN_FILE, SUMMARY_FILE, SWEEP_FILE, Slo, parse_slo
+from .errors import AllTurnsFailed, FolderInUse, Interrupted, ReplayError
+from .results import RECORDS_FILE, REPORT_FILE, RUN_FILE, SEAL_FILE, SUMMARY_FILE, SWEEP_FILE, Slo, parse_slo
 
 if TYPE_CHECKING:
     from .client import StreamClient, StreamResult, event_loop, run_loop
@@ -28,11 +28,20 @@ if TYPE_CHECKING:
         RunInfo,
         RunNumbers,
         RunOutcome,
+        Seal,
+        SealCheck,
         SweepPlan,
+        UsageCheck,
+        amend_seal,
+        cross_check,
         read_records,
         read_run_info,
+        read_seal,
         records_path,
+        summarize_run,
+        verify_seal,
         write_results,
+        write_seal,
     )
     from .run import run_replay
     from .sweep import parse_concurrencies, run_sweep
@@ -47,13 +56,18 @@ _LAZY = {
     "RunInfo": ".results",
     "RunNumbers": ".results",
     "RunOutcome": ".results",
+    "Seal": ".results",
+    "SealCheck": ".results",
     "StreamClient": ".client",
     "StreamResult": ".client",
     "SweepPlan": ".results",
     "TemplateParity": ".engine",
+    "UsageCheck": ".results",
+    "amend_seal": ".results",
     "build_report": ".report",
     "check_run_dataset": ".options",
     "check_template": ".engine",
+    "cross_check": ".results",
     "default_template_tokenizer": ".engine",
     "event_loop": ".client",
     "frontier": ".report",
@@ -62,13 +76,17 @@ _LAZY = {
     "read_options_file": ".options",
     "read_records": ".results",
     "read_run_info": ".results",
+    "read_seal": ".results",
     "records_path": ".results",
     "region_concurrencies": ".report",
     "render_parity": ".engine",
     "run_loop": ".client",
     "run_replay": ".run",
     "run_sweep": ".sweep",
+    "summarize_run": ".results",
+    "verify_seal": ".results",
     "write_results": ".results",
+    "write_seal": ".results",
 }
 
 __getattr__ = lazy_getattr(__name__, _LAZY)
@@ -80,9 +98,11 @@ __all__ = [
     "RECORDS_FILE",
     "REPORT_FILE",
     "RUN_FILE",
+    "SEAL_FILE",
     "SUMMARY_FILE",
     "SWEEP_FILE",
     "AllTurnsFailed",
+    "FolderInUse",
     "Gates",
     "GatesOf",
     "Interrupted",
@@ -96,14 +116,19 @@ __all__ = [
     "RunInfo",
     "RunNumbers",
     "RunOutcome",
+    "Seal",
+    "SealCheck",
     "Slo",
     "StreamClient",
     "StreamResult",
     "SweepPlan",
     "TemplateParity",
+    "UsageCheck",
+    "amend_seal",
     "build_report",
     "check_run_dataset",
     "check_template",
+    "cross_check",
     "default_template_tokenizer",
     "event_loop",
     "frontier",
@@ -113,11 +138,15 @@ __all__ = [
     "read_options_file",
     "read_records",
     "read_run_info",
+    "read_seal",
     "records_path",
     "region_concurrencies",
     "render_parity",
     "run_loop",
     "run_replay",
     "run_sweep",
+    "summarize_run",
+    "verify_seal",
     "write_results",
+    "write_seal",
 ]

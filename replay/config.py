@@ -67,6 +67,9 @@ class RunConfig:
     # A response header whose value each record keeps (`replica`): which replica served the turn,
     # for `trajbench analyze cache` (docs/cache.md). None: nothing is kept.
     replica_header: str | None = None
+    # Window turns that may end other than ok (failed, aborted, partial, cancelled, worker-lost)
+    # for the point to stay official (docs/compliance.md); recorded in run.json, judged by `eval check`.
+    failure_budget: int = 0
 
     def check(self) -> None:
         if self.concurrency < 1:
@@ -94,6 +97,8 @@ class RunConfig:
             raise ReplayError(f"--max-completion-tokens must be >= 1, got {self.max_completion_tokens}")
         if self.turn_timeout <= 0:
             raise ReplayError(f"--turn-timeout must be > 0 seconds, got {self.turn_timeout}")
+        if self.failure_budget < 0:
+            raise ReplayError(f"--failure-budget must be >= 0 turns, got {self.failure_budget}")
         if self.drain_timeout < 0:
             raise ReplayError(f"--drain-timeout must be >= 0 seconds, got {self.drain_timeout}")
         for name in (*self.headers, *([self.replica_header] if self.replica_header is not None else [])):

@@ -21,3 +21,12 @@ class Interrupted(ReplayError):
     def __init__(self, message: str, exit_code: int) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+class FolderInUse(ReplayError):
+    """A run or sweep folder another live process is writing (it holds the folder's lock);
+    `pid` is that process, when its lock file says."""
+
+    def __init__(self, message: str, pid: int | None) -> None:
+        super().__init__(message)
+        self.pid = pid

@@ -182,6 +182,7 @@ def options_of_run(info: RunInfo) -> dict[str, Any]:
         "slo": info.slo.turn_spec() if info.slo is not None else None,
         "session_slo": info.slo.session_s if info.slo is not None else None,
         "replica_header": info.replica_header,
+        "failure_budget": info.failure_budget or None,
     }
     return {k: v for k, v in values.items() if v is not None}
 

@@ -147,6 +147,9 @@ class RunInfo(traces.JsonFile):
     min_workers: int | None = None
     ray: RayRun | None = None
     replica_header: str | None = None  # --replica-header: the response header kept per turn
+    # --failure-budget: window turns that may end other than ok for the point to stay official
+    # (docs/compliance.md); a run.json written before it has none, which is 0.
+    failure_budget: int = 0
 
 
 def read_run_info(run_dir: str | os.PathLike[str]) -> RunInfo:
