@@ -35,7 +35,7 @@ from .osl import osl_of
 from .plan import ShardPlan, shard_plan
 from .results import OslResult, Scores
 from .rules import default_rules
-from .rundir import Run
+from .rundir import Run, open_run
 
 #: Relative tolerance of a number's comparison: JSON round-tripping, nothing more.
 REL_TOL = 1e-9
@@ -267,6 +267,4 @@ def _shown(a: Any, b: Any) -> tuple[str, str]:
 
 def recompute_dir(run_dir: str | Path) -> Recomputation:
     """`recompute` of a run folder by its path (the shards named in its run.json)."""
-    from .rundir import open_run
-
     return recompute(open_run(run_dir))

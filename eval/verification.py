@@ -25,10 +25,10 @@ from pathlib import Path
 from replay import SUMMARY_FILE, RunOutcome, UsageCheck, cross_check, records_path, verify_seal
 
 from .checks import Check
-from .plan import ShardPlan
+from .plan import ShardPlan, shard_plan
 from .recompute import recompute
 from .results import OslResult, Scores
-from .rundir import Run
+from .rundir import Run, open_run
 
 #: Instances and turn numbers a `complete` line names before it says "and N more".
 _SHOW = 4
@@ -160,8 +160,7 @@ def failure_budget_use(run: Run) -> BudgetUse:
 def client_tokens_check(run: Run, point: str) -> Check:
     """Official points count output tokens with the client tokenizer (the reference's method),
     and the server's usage agrees with that count (replay.results.usage, docs/metrics.md)."""
-    records = str(records_path(run.path).name)
-    usage = cross_check(run.records())
+    records = records_path(run.path).name
     if run.config.tokenizer is None:
         return Check(
             point,
@@ -170,6 +169,7 @@ def client_tokens_check(run: Run, point: str) -> Check:
             "run.json tokenizer is null: the output tokens were not counted by the client; official points count "
             "them with the model's tokenizer as the reference does (rerun with --tokenizer NAME[:PATH])",
         )
+    usage = cross_check(run.records())
     problems = []
     if usage.client_counted < usage.turns:
         problems.append(
@@ -230,7 +230,6 @@ def verification_checks(
     """The five verification checks of one run folder. Without a `plan` (shards that do not
     match their manifest) the checks that need the shards say so and fail."""
     records = records_path(run.path).name
-    summary = SUMMARY_FILE
     seal = verify_seal(run.path)
     out = [Check(point, "seal", seal.intact, seal.reason())]
     if plan is None:
@@ -240,7 +239,7 @@ def verification_checks(
         ]
     else:
         done = completeness(run, plan)
-        out.append(Check(point, "complete", done.complete, done.reason(records, summary)))
+        out.append(Check(point, "complete", done.complete, done.reason(records, SUMMARY_FILE)))
         again = recompute(run, plan=plan, scores=scores, osl=osl)
         out.append(Check(point, "recomputed", again.ok, again.reason()))
     budget = failure_budget_use(run)
@@ -251,8 +250,5 @@ def verification_checks(
 
 def verify_run_dir(run_dir: str | Path) -> list[Check]:
     """`verification_checks` of a run folder by its path (its own shards), for a review."""
-    from .plan import shard_plan
-    from .rundir import open_run
-
     run = open_run(run_dir)
     return verification_checks(run, str(run_dir), shard_plan(run.shards))
