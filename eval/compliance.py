@@ -12,13 +12,19 @@ official dataset). The submission as a whole needs SWE-bench: 4 runs (one per ma
 concurrency region) of 200 instances each whose mean meets the profile's threshold, and the
 agentic audits (eval.audits, docs/audits.md) each give a line per point, same-model one for the
 submission. Every check gives a reason a submitter can act on; nothing here sends a request.
+
+Nothing a run folder claims is taken on trust (`eval.verification`): the folder must be as its
+seal says, the run complete, every stored number equal to its recomputation from the records,
+its failures within the point's budget, and its output tokens counted by the client. Every count
+a check takes from the shards is counted in their rows (`eval.plan`), never read from the
+manifest's `counts`, and the salts are checked in the rows too.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -27,25 +33,20 @@ import traces
 from replay import RunInfo
 
 from .audits import audit_runs
+from .checks import Check
 from .errors import EvalError
 from .gates import MODE_NAMES
 from .inline import score
 from .osl import osl_of
+from .plan import ShardPlan, shard_plan
 from .rules import default_rules
 from .rundir import Run, open_run
 from .swebench import REGION_RUNS, SwebenchError, swebench_mean
 from .verdicts import research_gates
+from .verification import verification_checks
 
 #: Body fields that are not sampling parameters of the profile (set per turn or by the client).
 _NOT_SAMPLING = frozenset({"model", "messages", "tools", "stream", "stream_options"})
-
-
-@dataclass(frozen=True)
-class Check:
-    point: str
-    check: str
-    passed: bool
-    reason: str
 
 
 def official_hash(profile: str) -> str | None:
@@ -83,11 +84,12 @@ def check_submission(
     checks: list[Check] = []
     profiles_seen: set[str] = set()
     verified: dict[Path, traces.Verification | traces.ShardError] = {}  # runs of a sweep share shards
+    plans: dict[Path, ShardPlan | None] = {}
     for d in run_dirs:
         run = open_run(d, shards)
         name = profile or run.profile_name or ""
         profiles_seen.add(name)
-        checks.extend(_check_run(run, name, expected_hash, verified, registry))
+        checks.extend(_check_run(run, name, expected_hash, verified, registry, plans))
     name = profile or (profiles_seen.pop() if len(profiles_seen) == 1 else "")
     if not name:
         checks.append(
@@ -109,10 +111,12 @@ def _check_run(
     expected_hash: str | None,
     verified: dict[Path, traces.Verification | traces.ShardError],
     registry: str | Path | None = None,
+    plans: dict[Path, ShardPlan | None] | None = None,
 ) -> list[Check]:
     point = str(run.path)  # as the user gave it: two sweeps may both have a folder "c4"
     cfg = run.config
     out: list[Check] = []
+    plan = _plan(run.shards, verified, {} if plans is None else plans)
 
     def add(check: str, passed: bool, reason: str) -> None:
         out.append(Check(point, check, passed, reason))
@@ -131,13 +135,7 @@ def _check_run(
     out.append(_check_gates(run, point))
     if run.profile_name != name:
         add("profile", False, f"run.json profile is {run.profile_name!r}, the submission's is {name!r}")
-    salt = cfg.salt
-    add(
-        "salt",
-        salt == "mlperf",
-        f"salt mode {salt!r}"
-        + ("" if salt == "mlperf" else "; official runs need mlperf (rebuild shards with --salt mlperf)"),
-    )
+    out.append(_check_salt(cfg, plan, point))
     delays = cfg.inject_delays
     add(
         "delays",
@@ -154,15 +152,16 @@ def _check_run(
         if not stop
         else f"stop_issuing_on_first_user_complete is {stop!r}; official runs need false",
     )
-    out.append(_check_trajectories(run, point))
+    out.append(_check_trajectories(run, point, plan))
     out.append(_check_sampling(cfg, prof, point))
     dataset = _check_hash(run, prof, expected_hash, point, verified, registry)
-    if isinstance(_verify(run.shards, verified), traces.ShardError):  # its rows cannot be trusted, or read
+    if plan is None:  # its rows cannot be trusted, or read
         out += [
             Check(point, check, False, "not scored: the shards do not match their manifest (see the dataset check)")
             for check in ("inline", "osl")
         ]
         out.append(dataset)
+        out += verification_checks(run, point, None)
         return out
     scores = score(run, default_rules())
     thr = scores.threshold
@@ -178,7 +177,57 @@ def _check_run(
     osl = osl_of(run, name)  # the run's own profile when name is the run's
     add("osl", osl.passed is True, osl.reason)
     out.append(dataset)
+    out += verification_checks(run, point, plan, scores=scores, osl=osl)
     return out
+
+
+def _plan(
+    shards: traces.Shards,
+    verified: dict[Path, traces.Verification | traces.ShardError],
+    cache: dict[Path, ShardPlan | None],
+) -> ShardPlan | None:
+    """The shards' plan from their rows (eval.plan), once per folder; None when the shards do
+    not match their manifest (their rows are nobody's dataset) or cannot be read."""
+    key = shards.path.resolve()
+    if key not in cache:
+        plan = None
+        if not isinstance(_verify(shards, verified), traces.ShardError):
+            try:
+                plan = shard_plan(shards)
+            except traces.ShardError:
+                plan = None
+        cache[key] = plan
+    return cache[key]
+
+
+def _check_salt(cfg: RunInfo, plan: ShardPlan | None, point: str) -> Check:
+    """Salting in the official form: run.json says mlperf, and the rows the run replayed hold the
+    mlperf salts of their trajectory and repeat (the manifest's options are outside the content
+    hash, the rows are not)."""
+    salt = cfg.salt
+    if salt != "mlperf":
+        return Check(
+            point, "salt", False, f"salt mode {salt!r}; official runs need mlperf (rebuild shards with --salt mlperf)"
+        )
+    if plan is None:
+        return Check(point, "salt", True, "salt mode 'mlperf' (the rows are judged by the dataset check)")
+    wrong = [
+        i
+        for i in plan.instances
+        if (want := traces.make_salt("mlperf", i.trajectory_id, i.repeat))
+        and (i.salt_repeat, i.salt_conversation) != (want.repeat, want.conversation)
+    ]
+    if wrong:
+        first = wrong[0]
+        return Check(
+            point,
+            "salt",
+            False,
+            f"run.json says salt mode 'mlperf', but {len(wrong)} of {len(plan.instances)} stored instances do not "
+            f"hold the mlperf salts (e.g. {first.instance_id}: [{first.salt_repeat}]/[{first.salt_conversation}]); "
+            "rebuild the shards with --salt mlperf",
+        )
+    return Check(point, "salt", True, f"salt mode 'mlperf', in the rows of all {len(plan.instances)} stored instances")
 
 
 def _check_profile(run: Run, prof: traces.Profile, point: str) -> Check:
@@ -215,9 +264,24 @@ def _check_profile(run: Run, prof: traces.Profile, point: str) -> Check:
 
 def _check_target(cfg: RunInfo, point: str) -> Check:
     """A point measured against the simulator (embedded, or a standalone `serve-sim` recognised
-    by what it says about itself) is never official."""
+    by what it says about itself) is never official. run.json's `target` is judged against the
+    evidence it records beside it: the embedded simulator's settings, and how a simulated target
+    was recognised, are never there for a real one."""
     target = cfg.target
     if target == "real":
+        evidence = [
+            "simulator (the settings of the embedded simulator the run started)" if cfg.simulator is not None else "",
+            f"target_evidence {cfg.target_evidence!r}" if cfg.target_evidence is not None else "",
+        ]
+        said = [e for e in evidence if e]
+        if said:
+            return Check(
+                point,
+                "target",
+                False,
+                f"run.json says target 'real' but records a simulated one: {'; '.join(said)}; "
+                "official points need a real inference server",
+            )
         return Check(point, "target", True, "a real inference server")
     if target == "simulated":
         how = cfg.target_evidence or "run.json says so"
@@ -252,8 +316,14 @@ def _check_gates(run: Run, point: str) -> Check:
     return Check(point, "gates", True, "judged by the official gates (the profile's threshold and band)")
 
 
-def _check_trajectories(run: Run, point: str) -> Check:
-    size = run.shards.manifest.counts.trajectories
+def _check_trajectories(run: Run, point: str, plan: ShardPlan | None) -> Check:
+    """The dataset's size is counted in its rows (eval.plan), never read from the manifest's
+    `counts`, which the content hash does not cover."""
+    if plan is None:
+        return Check(
+            point, "trajectories", False, "not judged: the shards do not match their manifest (see the dataset check)"
+        )
+    size = plan.trajectories
     n = run.config.num_trajectories
     if n <= 0 or n % size:
         return Check(
@@ -264,7 +334,9 @@ def _check_trajectories(run: Run, point: str) -> Check:
         return Check(
             point, "trajectories", False, f"{started} of {n} trajectory instances were started; the run did not finish"
         )
-    return Check(point, "trajectories", True, f"{n} = {n // size} x {size}")
+    return Check(
+        point, "trajectories", True, f"{n} = {n // size} x {size} (the dataset's trajectories, counted in its rows)"
+    )
 
 
 def _check_sampling(cfg: RunInfo, prof: traces.Profile, point: str) -> Check:

@@ -30,10 +30,11 @@ from pathlib import Path
 from typing import Any
 
 import traces
-from replay import Record, records_path
+from replay import Record, amend_seal, records_path
 
 from .errors import EvalError
 from .gates import MODE_NAMES, check_mode, inline_bar
+from .layout import SCORES_FILE
 from .results import DomainScore, Mismatch, Scores, TurnTotals, WindowScore
 from .rules import Rules, action_score, intent_score, load_rules, message_actions, model_intent
 from .rundir import GroundTruth, Run, Truth, open_run
@@ -84,6 +85,7 @@ def score_run(
     result = score(run, load_rules(rules), progress, gates=gates)
     if write:
         result.write(run.path)
+        amend_seal(run.path, [SCORES_FILE], "eval inline")  # a sealed folder stays sealed (docs/files.md)
     return result
 
 

@@ -22,10 +22,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import traces
-from replay import Record
+from replay import Record, amend_seal
 
 from .errors import EvalError
 from .gates import MODE_NAMES, check_mode, osl_band
+from .layout import OSL_FILE
 from .results import RESEARCH_NOTE, OslPopulation, OslResult
 from .rundir import GroundTruth, Run, open_run
 
@@ -50,6 +51,7 @@ def osl_gate(
     result = osl_of(run, profile, tokenizer=tokenizer, gates=gates, progress=progress)
     if write:
         result.write(run.path)
+        amend_seal(run.path, [OSL_FILE], "eval osl")  # a sealed folder stays sealed (docs/files.md)
     return result
 
 

@@ -100,16 +100,25 @@ class Run:
         """The run's records, one per (instance, turn); a repeated key keeps the successful one."""
         return list(self._records)
 
+    def all_records(self) -> list[Record]:
+        """Every record as written, a repeated (instance, turn) included (what the run's own
+        summary was made from, and what tells two runs merged into one folder)."""
+        return list(self._all_records)
+
     @cached_property
-    def _records(self) -> tuple[Record, ...]:
+    def _all_records(self) -> tuple[Record, ...]:
         try:
-            out: dict[tuple[str, int], Record] = {}
-            for r in read_records(self.path):
-                key = (r.instance_id, r.turn)
-                if key not in out or (r.ok and not out[key].ok):
-                    out[key] = r
+            return tuple(read_records(self.path))
         except ReplayError as exc:
             raise EvalError(str(exc)) from None
+
+    @cached_property
+    def _records(self) -> tuple[Record, ...]:
+        out: dict[tuple[str, int], Record] = {}
+        for r in self._all_records:
+            key = (r.instance_id, r.turn)
+            if key not in out or (r.ok and not out[key].ok):
+                out[key] = r
         return tuple(out.values())
 
 

@@ -193,7 +193,9 @@ class RunConfig:
     )
     overwrite: bool = declare("Reuse an existing run folder.", default=False, recorded=False)
     tokenizer: str | None = declare(  # client-side token counts when the server sends no usage
-        "Count output tokens client-side with NAME or NAME:PATH when the server sends no usage.", default=None
+        "Count output tokens client-side with NAME or NAME:PATH (the reference's count: the numbers use it "
+        "and cross-check the server's usage against it); official points need it (docs/compliance.md).",
+        default=None,
     )
     # The environment variable the key is read from (--api-key-env): its name is recorded, so
     # run.json can replay the run (`--config run.json`) without ever holding the key.
@@ -288,6 +290,14 @@ class RunConfig:
         "Reset the engine's prefix cache before the first turn (vLLM, SGLang, the simulator; refused where "
         "the engine has none), so the point starts cold (docs/audits.md).",
         default=False,
+    )
+    # Window turns that may end other than ok (failed, aborted, partial, cancelled, worker-lost)
+    # for the point to stay official; recorded in run.json, judged by `eval check`.
+    failure_budget: int = declare(
+        "Window turns that may end other than ok (failed, aborted, partial, cancelled, worker-lost) for the "
+        "point to stay official (default 0; docs/compliance.md).",
+        default=0,
+        minimum=0,
     )
     # The options each command declares its own way (`replay sweep` takes a list and a sweep
     # folder): `replay run`'s are these.

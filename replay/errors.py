@@ -33,3 +33,12 @@ class UsageProblem(ReplayError):
     def __init__(self, message: str, *, option: str | None = None) -> None:
         super().__init__(message)
         self.option = option
+
+
+class FolderInUse(ReplayError):
+    """A run or sweep folder another live process is writing (it holds the folder's lock);
+    `pid` is that process, when its lock file says."""
+
+    def __init__(self, message: str, pid: int | None) -> None:
+        super().__init__(message)
+        self.pid = pid

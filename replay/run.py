@@ -51,6 +51,7 @@ from .loop import (
 from .report import RunState, run_progress
 from .results import (
     EMBEDDED_EVIDENCE,
+    LOCK_FILE,
     RECORDS_FILE,
     RUN_FILE,
     CacheFlush,
@@ -61,11 +62,16 @@ from .results import (
     RunInfo,
     ShardCheck,
     compress_records,
+    folder_lock,
+    refuse_if_in_use,
     write_results,
+    write_seal,
 )
 from .sim import SimConfig
 
 RUNS_ROOT = "trajbench-runs"
+#: The `writer` of the files a run seals (seal.json).
+SEAL_WRITER = "replay run"
 
 
 async def run_replay(
@@ -107,6 +113,7 @@ async def _run_replay(
     sim = embedded_simulator(config, shards, num)
     started = crashed = False
     connections: Connections | None = None
+    hold = contextlib.ExitStack()  # the folder's lock, from before it is written until it is sealed
     try:
         async with _endpoint(config, sim) as (base_url, target):
             engine: EngineIdentity | None = None
@@ -120,7 +127,7 @@ async def _run_replay(
                     flushed = await asyncio.to_thread(flush_prefix_cache, base_url, engine, api_key=config.api_key)
             elif config.flush_cache:
                 raise ReplayError("--flush-cache asks the engine itself, which a custom client does not reach")
-            prepare_run_dir(config, run_dir)
+            prepare_run_dir(config, run_dir, hold=hold)
             info = run_info(
                 config,
                 shards,
@@ -190,8 +197,9 @@ async def _run_replay(
         crashed = True
         raise
     finally:
-        if started:  # else nothing ran (the simulator did not start, the preflight failed)
-            _finish(run_dir, coordinator, state, crashed, connections, lengths)
+        with hold:
+            if started:  # else nothing ran (the simulator did not start, the preflight failed)
+                _finish(run_dir, coordinator, state, crashed, connections, lengths)
     return run_dir
 
 
@@ -229,7 +237,8 @@ def _finish(
     lengths: dict[str, int],
 ) -> None:
     """The result files, also after a crash (what finished is worth reading), then the records
-    compressed; a failure to write them never hides the crash that brought us here."""
+    compressed and the folder sealed (`seal.json`, the last file written); a failure to write
+    them never hides the crash that brought us here."""
     if not (run_dir / RUN_FILE).is_file() or not (run_dir / RECORDS_FILE).is_file():
         return  # nothing ran (e.g. the simulator did not start)
     try:
@@ -242,6 +251,7 @@ def _finish(
             trajectory_turns=lengths,
         )
         compress_records(run_dir)
+        write_seal(run_dir, SEAL_WRITER)
     except Exception:
         if not crashed:
             raise
@@ -325,7 +335,7 @@ async def _check_target(config: RunConfig, profile: traces.Profile, base_url: st
 def run_dir_of(config: RunConfig) -> Path:
     """The run folder `prepare_run_dir` will use, checked but not created: given, or a fresh
     `trajbench-runs/<UTC time>-c<C>`. An existing non-empty folder is refused unless `overwrite`,
-    and even then only if it is a run folder."""
+    and even then only if it is a run folder, and never while another run writes it (its lock)."""
     if config.out is None:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         base = Path(RUNS_ROOT) / f"{stamp}-c{config.concurrency}"
@@ -337,25 +347,38 @@ def run_dir_of(config: RunConfig) -> Path:
         path = Path(config.out)
     if path.exists() and not path.is_dir():
         raise ReplayError(f"--out {path}: is a file; pass a folder")
-    if path.is_dir() and any(path.iterdir()):
+    if path.is_dir():
+        refuse_if_in_use(path)
+        _check_reusable(config, path)
+    traces.check_writable(path, error=ReplayError)
+    return path
+
+
+def _check_reusable(config: RunConfig, path: Path) -> None:
+    """An existing folder is written only when empty (a lock file a dead run left aside), or
+    with `overwrite` when it is a run folder."""
+    if any(child.name != LOCK_FILE for child in path.iterdir()):
         if not config.overwrite:
             raise ReplayError(f"--out {path}: folder exists and is not empty; pass another --out or --overwrite")
         if not (path / RUN_FILE).is_file():
             raise ReplayError(
                 f"--out {path}: not a run folder (no {RUN_FILE}); refusing to overwrite it, pass another --out"
             )
-    traces.check_writable(path, error=ReplayError)
-    return path
 
 
-def prepare_run_dir(config: RunConfig, path: Path | None = None) -> Path:
-    """Create the run folder (`run_dir_of`), emptying an old run's files when `overwrite`."""
+def prepare_run_dir(config: RunConfig, path: Path | None = None, *, hold: contextlib.ExitStack | None = None) -> Path:
+    """Create the run folder (`run_dir_of`) and take its lock into `hold` (kept until the caller
+    closes it: after the seal), then check it again under the lock (a run that started meanwhile
+    may have written it) and empty an old run's files when `overwrite`."""
     path = run_dir_of(config) if path is None else path
-    if path.is_dir() and config.overwrite:
-        for child in path.iterdir():
-            if child.is_file():
-                child.unlink()
     traces.make_dir(path, error=ReplayError)
+    if hold is not None:
+        hold.enter_context(folder_lock(path))
+    _check_reusable(config, path)
+    if config.overwrite:
+        for child in path.iterdir():
+            if child.is_file() and child.name != LOCK_FILE:
+                child.unlink()
     return path
 
 
@@ -481,4 +504,5 @@ def run_info(
         options=recorded_options(config),
         engine=engine,
         cache_flush=cache_flush,
+        failure_budget=config.failure_budget,
     )

@@ -18,6 +18,8 @@ are echoed, and a table of every point ends the sweep (`sweep_table`).
 
 The sweep folder must be new, empty or a sweep folder, and a point folder is only ever removed
 when it is a run folder (`run.json`) or empty: `--out` never deletes files trajbench did not write.
+A sweep holds its folder's lock from start to end (`replay.results.lock`): a second sweep on the
+same `--out` is refused with the first one's PID, and so is a point folder another run writes.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from .config import RUN_OPTIONS, RunConfig
 from .errors import AllTurnsFailed, Interrupted, ReplayError, UsageProblem
 from .loop import Interrupt
 from .report import point_line, read_numbers, region_concurrencies, sweep_table
-from .results import RUN_FILE, SWEEP_FILE, RunOutcome, SweepPlan, SweepPoint
+from .results import LOCK_FILE, RUN_FILE, SWEEP_FILE, RunOutcome, SweepPlan, SweepPoint, folder_lock, refuse_if_in_use
 
 AfterPoint = Callable[[Path], None]
 Echo = Callable[[str], None]
@@ -106,7 +108,13 @@ def _check_folder(folder: Path) -> None:
     """A sweep writes into a new or empty folder, or resumes its own."""
     if folder.exists() and not folder.is_dir():
         raise ReplayError(f"--out {folder}: is a file; pass a folder for the sweep")
-    if folder.is_dir() and not (folder / SWEEP_FILE).is_file() and any(folder.iterdir()):
+    if folder.is_dir():
+        refuse_if_in_use(folder, "sweep")
+    if (
+        folder.is_dir()
+        and not (folder / SWEEP_FILE).is_file()
+        and any(child.name != LOCK_FILE for child in folder.iterdir())
+    ):
         raise ReplayError(
             f"--out {folder}: holds files but no {SWEEP_FILE}, so it is not a sweep to resume; choose a new --out"
         )
@@ -116,6 +124,8 @@ def _clear_point(run_dir: Path) -> None:
     """Remove a point's unfinished run folder before it is rerun: only a run folder or an empty one."""
     if not (run_dir.exists() or run_dir.is_symlink()):
         return
+    if run_dir.is_dir() and not run_dir.is_symlink():
+        refuse_if_in_use(run_dir)  # a `replay run --out` into this point, still writing it
     if run_dir.is_dir() and not run_dir.is_symlink() and ((run_dir / RUN_FILE).is_file() or not any(run_dir.iterdir())):
         shutil.rmtree(run_dir)
         return
@@ -136,8 +146,6 @@ async def run_sweep(
     """Run (or resume) the sweep; returns its folder. Raises `Interrupted` when a signal
     stopped it (after writing sweep.json). `add`: extend the existing sweep in `out` by the
     concurrencies it lacks, running only those (its other points are kept as they are)."""
-    from .run import run_replay
-
     folder = Path(out)
     if add and not SweepPlan.exists(folder):
         raise ReplayError(
@@ -148,6 +156,21 @@ async def run_sweep(
     _check_folder(folder)
     traces.Shards(base.shards)  # not shards (a trace file given by mistake): say so before making the folder
     make_dir(folder, error=ReplayError)
+    with folder_lock(folder, "sweep"):  # one sweep at a time in a folder, from here to its end
+        return await _run_sweep(base, concurrencies, folder, after_point=after_point, echo=echo, add=add)
+
+
+async def _run_sweep(
+    base: RunConfig,
+    concurrencies: Sequence[int],
+    folder: Path,
+    *,
+    after_point: AfterPoint | None,
+    echo: Echo,
+    add: bool,
+) -> Path:
+    from .run import run_replay
+
     # through JSON, so a resumed sweep compares like with like (tuples come back as lists)
     base_json = json.loads(
         json.dumps(
@@ -158,6 +181,7 @@ async def run_sweep(
                 not in ("api_key", "api_key_env", "out", "concurrency", "progress", "skip_preflight", "extra_options")
                 and not (k == "slo" and not base.slo.given)  # a sweep without an SLO reads as before SLOs
                 and not (k == "flush_cache" and not base.flush_cache)  # nor one without --flush-cache
+                and not (k == "failure_budget" and not base.failure_budget)  # likewise without a budget
             }
         )
     )

@@ -67,3 +67,26 @@ def reseal(folder: Path, *, content_hash: str | None = None) -> None:
             m["content_hash"] = content_hash
 
     edit_manifest(folder, fix)
+
+
+def edit_json(folder: Path, name: str, edit: Callable[[dict], object]) -> None:
+    """Hand-edit one JSON file of a folder (a run's run.json, result_summary.json, …), as a
+    person with a text editor would."""
+    path = folder / name
+    doc = json.loads(path.read_text())
+    edit(doc)
+    path.write_text(json.dumps(doc, indent=2))
+
+
+def edit_records(run_dir: Path, edit: Callable[[list[bytes]], list[bytes]]) -> None:
+    """Rewrite a run's record lines (`records.jsonl.zst`, or the plain file of a run that never
+    ended) through `edit`, compressed as replay compresses them."""
+    import zstandard
+
+    zst = run_dir / "records.jsonl.zst"
+    if zst.is_file():
+        lines = zstandard.ZstdDecompressor().decompressobj().decompress(zst.read_bytes()).splitlines(keepends=True)
+        zst.write_bytes(zstandard.ZstdCompressor(level=3).compress(b"".join(edit(lines))))
+    else:
+        plain = run_dir / "records.jsonl"
+        plain.write_bytes(b"".join(edit(plain.read_bytes().splitlines(keepends=True))))

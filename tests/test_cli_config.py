@@ -25,7 +25,7 @@ from replay.results.records import Record, read_records
 from replay.sim import embedded_config
 
 RUN_KEYS = (
-    "api_key_env, backend, concurrency, drain_timeout, endpoint, flush_cache, gates, header, max_completion_tokens, max_event_mb, "
+    "api_key_env, backend, concurrency, drain_timeout, endpoint, failure_budget, flush_cache, gates, header, max_completion_tokens, max_event_mb, "
     "max_header_kb, max_response_mb, memory_budget_mb, min_workers, model, no_delays, no_session_header, out, "
     "overwrite, profile, "
     "progress, ray_address, ray_resource, replica_header, session_slo, shards, sim_args, skip_preflight, slo, "
@@ -300,6 +300,7 @@ NOT_DEFAULTS = {
     "session_slo": ["--session-slo", "600"],
     "replica_header": ["--replica-header", "X-Sim-Replica"],
     "flush_cache": ["--flush-cache"],
+    "failure_budget": ["--failure-budget", "3"],
     "concurrency": ["-c", "3"],
     "gates": ["--gates", "dataset"],
 }

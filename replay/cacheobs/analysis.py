@@ -21,7 +21,7 @@ from traces.tokenizers import ChatTokenizer, load_tokenizer
 
 from ..engine import CacheMetrics
 from ..errors import ReplayError
-from ..results import CACHE_TURNS_FILE, RUN_FILE, Record, RunInfo, read_records, read_run_info
+from ..results import CACHE_TURNS_FILE, RUN_FILE, Record, RunInfo, amend_seal, read_records, read_run_info
 from .causes import attribute, count_mismatch, drift_evidence, infer_block_size
 from .drift import UNCHECKED, Coverage, TemplateCheck, read_template_check
 from .ideal import PromptTexts, StoredAs, ideal_prefixes
@@ -299,6 +299,8 @@ def analyse_cache(
             files.append(dest / f.name)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    if out is None:  # written into the run folder: a sealed folder stays sealed (docs/files.md)
+        amend_seal(dest, [f.name for f in files], "analyze cache")
     return CacheResult(analysis, rows, dest, files)
 
 

@@ -14,16 +14,19 @@ from .layout import (
     CACHE_ANALYSIS_FILE,
     CACHE_METRICS_FILE,
     CACHE_TURNS_FILE,
+    LOCK_FILE,
     RECORDS_FILE,
     REPORT_FILE,
     REPORT_PAGE,
     RUN_FILE,
+    SEAL_FILE,
     SUMMARY_FILE,
     SWEEP_FILE,
 )
 from .slo import Slo, parse_slo
 
 if TYPE_CHECKING:
+    from .lock import folder_lock, lock_holder, refuse_if_in_use
     from .numbers import RunNumbers
     from .records import Record, RecordWriter, compress_records, read_records, records_path
     from .runinfo import (
@@ -36,8 +39,10 @@ if TYPE_CHECKING:
         ShardCheck,
         read_run_info,
     )
-    from .summary import ResultSummary, RunOutcome, build_summary, write_results
+    from .seal import ChangedFile, Seal, SealCheck, SealedFile, amend_seal, read_seal, verify_seal, write_seal
+    from .summary import ResultSummary, RunOutcome, build_summary, summarize_run, write_results
     from .sweepplan import SweepPlan, SweepPoint
+    from .usage import FlaggedTurn, UsageCheck, cross_check
 
 
 __all__ = [
@@ -45,15 +50,19 @@ __all__ = [
     "CACHE_METRICS_FILE",
     "CACHE_TURNS_FILE",
     "EMBEDDED_EVIDENCE",
+    "LOCK_FILE",
     "RECORDS_FILE",
     "REPORT_FILE",
     "REPORT_PAGE",
     "RUN_FILE",
+    "SEAL_FILE",
     "SUMMARY_FILE",
     "SWEEP_FILE",
     "CacheFlush",
+    "ChangedFile",
     "DatasetRef",
     "EngineIdentity",
+    "FlaggedTurn",
     "Preflight",
     "RayRun",
     "RayWorkerInfo",
@@ -63,25 +72,39 @@ __all__ = [
     "RunInfo",
     "RunNumbers",
     "RunOutcome",
+    "Seal",
+    "SealCheck",
+    "SealedFile",
     "ShardCheck",
     "Slo",
     "SweepPlan",
     "SweepPoint",
+    "UsageCheck",
+    "amend_seal",
     "build_summary",
     "compress_records",
+    "cross_check",
+    "folder_lock",
+    "lock_holder",
     "parse_slo",
     "read_records",
     "read_run_info",
+    "read_seal",
     "records_path",
+    "refuse_if_in_use",
+    "summarize_run",
+    "verify_seal",
     "write_results",
+    "write_seal",
 ]
 
 _LAZY = {  # submodule: the names it gives, imported on first use
+    ".lock": ("folder_lock", "lock_holder", "refuse_if_in_use"),
     ".numbers": ("RunNumbers",),
     ".records": ("Record", "RecordWriter", "compress_records", "read_records", "records_path"),
     ".runinfo": (
-        "DatasetRef",
         "EMBEDDED_EVIDENCE",
+        "DatasetRef",
         "Preflight",
         "RayRun",
         "RayWorkerInfo",
@@ -89,7 +112,9 @@ _LAZY = {  # submodule: the names it gives, imported on first use
         "ShardCheck",
         "read_run_info",
     ),
-    ".summary": ("ResultSummary", "RunOutcome", "build_summary", "write_results"),
+    ".seal": ("ChangedFile", "Seal", "SealCheck", "SealedFile", "amend_seal", "read_seal", "verify_seal", "write_seal"),
+    ".summary": ("ResultSummary", "RunOutcome", "build_summary", "summarize_run", "write_results"),
     ".sweepplan": ("SweepPlan", "SweepPoint"),
+    ".usage": ("FlaggedTurn", "UsageCheck", "cross_check"),
 }
 __getattr__ = lazy_getattr(__name__, _LAZY)

@@ -12,3 +12,5 @@ RECORDS_ZST_FILE = "records.jsonl.zst"  # records.jsonl once the run has ended (
 CACHE_METRICS_FILE = "cache_metrics.json"  # the endpoint's prefix-cache counters before/after
 CACHE_ANALYSIS_FILE = "cache_analysis.json"  # `trajbench analyze cache` (docs/cache.md)
 CACHE_TURNS_FILE = "cache_turns.parquet"  # its per-turn rows
+SEAL_FILE = "seal.json"  # each file's sha256 and size, written when the run ends (docs/files.md)
+LOCK_FILE = ".trajbench.lock"  # held while a run or a sweep writes the folder; never sealed

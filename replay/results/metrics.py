@@ -254,14 +254,18 @@ def per_trajectory_speed(good: Sequence[Record]) -> list[float]:
 
 
 def token_sources(good: Sequence[Record]) -> TokenSources:
-    """Where the token counts came from, and the client − server difference where both exist."""
+    """Where the output counts the numbers use came from (the client tokenizer's first, else a
+    server usage that can be true: `Record.output_tokens`), and the client − server difference
+    where both exist."""
     out_both = [
         c - s for r in good if (c := r.client_output_tokens) is not None and (s := r.completion_tokens) is not None
     ]
     in_both = [c - s for r in good if (c := r.client_prompt_tokens) is not None and (s := r.prompt_tokens) is not None]
     return TokenSources(
-        output_from_server=sum(1 for r in good if r.completion_tokens is not None),
-        output_from_client=sum(1 for r in good if r.completion_tokens is None and r.client_output_tokens is not None),
+        output_from_server=sum(
+            1 for r in good if r.client_output_tokens is None and r.server_output_tokens() is not None
+        ),
+        output_from_client=sum(1 for r in good if r.client_output_tokens is not None),
         output_unknown=sum(1 for r in good if r.output_tokens() is None),
         output_client_minus_server=distribution(out_both),
         input_from_server=sum(1 for r in good if r.prompt_tokens is not None),

@@ -92,8 +92,15 @@ class Record:
         return self.error_kind is None
 
     def output_tokens(self) -> int | None:
-        """Server usage first, the client tokenizer second (docs/metrics.md)."""
-        return self.completion_tokens if self.completion_tokens is not None else self.client_output_tokens
+        """The client tokenizer's count first (the reference's; a server cannot inflate it), else
+        the server's usage when it can be true (docs/metrics.md)."""
+        return self.client_output_tokens if self.client_output_tokens is not None else self.server_output_tokens()
+
+    def server_output_tokens(self) -> int | None:
+        """The server's `completion_tokens`, unless negative (no answer has fewer than 0 tokens;
+        the cross-check of usage against the client's count is `replay.results.usage`)."""
+        n = self.completion_tokens
+        return None if n is None or n < 0 else n
 
     def output_chars(self) -> int:
         """Characters of the answer: content, reasoning and each tool call's name and arguments."""
@@ -126,9 +133,10 @@ def tokens_after_first(r: Record) -> tuple[float, str] | None:
     if r.client_tokens_after_first is not None:
         return float(r.client_tokens_after_first), "client"
     total = r.output_chars()
-    if r.completion_tokens is None or r.first_chunk_chars is None or total <= 0:
+    server = r.server_output_tokens()
+    if server is None or r.first_chunk_chars is None or total <= 0:
         return None
-    return r.completion_tokens * (1 - min(r.first_chunk_chars, total) / total), "prorated"
+    return server * (1 - min(r.first_chunk_chars, total) / total), "prorated"
 
 
 def tpot_ns(r: Record) -> float | None:

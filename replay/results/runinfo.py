@@ -157,6 +157,9 @@ class RunInfo(traces.JsonFile):
     engine: EngineIdentity | None = None
     # The prefix-cache reset asked before the first turn (--flush-cache); None: none was asked.
     cache_flush: CacheFlush | None = None
+    # --failure-budget: window turns that may end other than ok for the point to stay official
+    # (docs/compliance.md); a run.json written before it has none, which is 0.
+    failure_budget: int = 0
 
 
 def read_run_info(run_dir: str | os.PathLike[str]) -> RunInfo:

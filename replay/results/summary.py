@@ -76,6 +76,31 @@ def build_summary(
     )
 
 
+def summarize_run(
+    run_dir: str | Path,
+    *,
+    window_close_ns: int | None = None,
+    interrupted: bool = False,
+    crashed: bool = False,
+    connections: Connections | None = None,
+    trajectory_turns: Mapping[str, int] | None = None,
+) -> ResultSummary:
+    """The summary of a run folder from its records and run.json, and how the run ended (what the
+    records cannot say): what `write_results` writes, and what `eval check` recomputes to compare
+    with the written file (docs/compliance.md)."""
+    info = read_run_info(run_dir)
+    return build_summary(
+        list(read_records(run_dir)),
+        info.to_json(),
+        slo=info.slo,
+        window_close_ns=window_close_ns,
+        interrupted=interrupted,
+        crashed=crashed,
+        connections=connections,
+        trajectory_turns=trajectory_turns,
+    )
+
+
 def write_results(
     run_dir: str | Path,
     *,
@@ -88,12 +113,8 @@ def write_results(
     """Read the run's records and run.json, write both result files, return the summary
     (`trajectory_turns`: each trajectory's client turns, so goodput judges ended sessions only)."""
     run_dir = Path(run_dir)
-    info = read_run_info(run_dir)
-    run = info.to_json()
-    summary = build_summary(
-        list(read_records(run_dir)),
-        run,
-        slo=info.slo,
+    summary = summarize_run(
+        run_dir,
         window_close_ns=window_close_ns,
         interrupted=interrupted,
         crashed=crashed,

@@ -17,6 +17,7 @@ from typing import Any
 
 import traces
 from replay import RunConfig, RunInfo
+from replay.results import compress_records, write_results, write_seal
 from replay.results.records import Record, RecordWriter
 
 
@@ -146,11 +147,14 @@ def write_run(
     repeats: int = 1,
     records: Iterable[Record] | None = None,
     tokens: Callable[[traces.TurnRow], int | None] | None = None,
+    client_tokens: Callable[[traces.TurnRow], int | None] | None = None,
     window: Callable[[traces.TurnRow, int], bool] | None = None,
+    finish: bool = False,
     **config: Any,
 ) -> Path:
-    """A finished run over `repeats` passes of the shards (repeats beyond the stored ones reuse
-    repeat 1's rows, as replay does)."""
+    """A run over `repeats` passes of the shards (repeats beyond the stored ones reuse repeat 1's
+    rows, as replay does): run.json and the records; `finish` ends it as `replay run` does
+    (`finish_run`: the summary, the records compressed, the seal)."""
     shards = traces.Shards(shards_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     run_info(shards, repeats=repeats, **config).write(run_dir)
@@ -163,9 +167,44 @@ def write_run(
                 for inst in shards:
                     for row in inst.turns:
                         tok = tokens(row) if tokens else row.expected_osl_tokens
+                        client = client_tokens(row) if client_tokens else None
                         in_win = window(row, rep) if window else True
-                        w.write(record(row, answer(row), repeat=rep, in_window=in_win, tokens=tok))
+                        w.write(
+                            record(row, answer(row), repeat=rep, in_window=in_win, tokens=tok, client_tokens=client)
+                        )
+    return finish_run(run_dir) if finish else run_dir
+
+
+def finish_run(run_dir: Path, **state: Any) -> Path:
+    """End a written run as `replay run` ends it: result_summary.json and report.txt (`state`:
+    interrupted, crashed, window_close_ns), the records compressed, then the folder sealed."""
+    write_results(run_dir, **state)
+    compress_records(run_dir)
+    write_seal(run_dir, "replay run")
     return run_dir
+
+
+def official_run(
+    run_dir: Path, shards_dir: Path, answer: Answer = perfect, *, tokens: int = 430, **config: Any
+) -> Path:
+    """A finished run that passes every check of a point: a perfect model, `tokens` output
+    tokens per answer counted alike by the client ("words") and the server, sealed. Each answer
+    is padded to more characters than tokens (a server's count above that cannot be true)."""
+    config.setdefault("tokenizer", "words")
+
+    def padded(row: traces.TurnRow) -> dict[str, Any]:
+        out = answer(row)
+        return {**out, "content": out["content"] + "\n" + "ok " * tokens}
+
+    return write_run(
+        run_dir,
+        shards_dir,
+        padded,
+        tokens=lambda row: tokens,
+        client_tokens=lambda row: tokens,
+        finish=True,
+        **config,
+    )
 
 
 class SimStepCounter(WordCounter):

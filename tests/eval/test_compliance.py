@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from evalruns import perfect, write_run
+from evalruns import official_run, perfect, write_run
 
 import traces
 from eval import EvalError, score_run
@@ -51,9 +51,7 @@ def by_check(checks, point: str) -> dict:
 
 def test_a_compliant_submission_passes_every_check(tmp_path: Path, sample_shards: Path) -> None:
     # the cache audits count prompts with the run's tokenizer: one that loads offline
-    run = write_run(
-        tmp_path / "c4", sample_shards, answer=perfect, tokens=lambda row: 430, tokenizer="qwen3.6", engine=ENGINE
-    )
+    run = official_run(tmp_path / "c4", sample_shards, tokenizer="qwen3.6", engine=ENGINE)
     swe = swebench_dirs(tmp_path, [0.94, 0.935, 0.94, 0.95])
     checks = check_submission([run], swebench=swe, expected_hash=traces.Shards(sample_shards).content_hash)
     failed = [c for c in checks if not c.passed]
@@ -70,6 +68,11 @@ def test_a_compliant_submission_passes_every_check(tmp_path: Path, sample_shards
         "inline",
         "osl",
         "dataset",
+        "seal",
+        "complete",
+        "recomputed",
+        "failure-budget",
+        "client-tokens",
         "swebench",
         *AUDITS,
     }
@@ -105,10 +108,11 @@ def test_a_model_with_other_answers_and_wrong_settings_fails_with_reasons(tmp_pa
     checks = check_submission([run], swebench=swebench_dirs(tmp_path, [0.9] * 4))
     c = by_check(checks, "bad")
     assert c["official-profile"].passed  # the built-in kimi-k3, unchanged
-    assert not any(x.passed for name, x in c.items() if name not in {"official-profile", *AUDITS})
+    assert not any(x.passed for name, x in c.items() if name not in {"official-profile", "failure-budget", *AUDITS})
     # its run.json says nothing of the engine (written so), and its tokenizer (kimi) needs local files
     assert "run.json records no engine identity" in by_check(checks, "submission")["same-model"].reason
     assert c["cache-exploit"].reason.startswith("could not run: its cache analysis (`trajbench analyze cache`) failed")
+    assert c["failure-budget"].passed  # every turn answered
     assert c["gates"].reason.startswith("judged by research gates (scores.json by dataset-derived gates)")
     assert c["target"].reason == (
         "measured against trajbench's simulator (GET /health says simulated); "
@@ -189,14 +193,12 @@ def _cli(argv: list[str], capsys) -> tuple[int, str, str]:
 def test_cli_check_prints_a_table_and_exits_nonzero_on_failure(
     tmp_path: Path, sample_shards: Path, capsys, monkeypatch
 ) -> None:
-    run = write_run(
-        tmp_path / "c4", sample_shards, answer=perfect, tokens=lambda row: 430, tokenizer="qwen3.6", engine=ENGINE
-    )
+    run = official_run(tmp_path / "c4", sample_shards, tokenizer="qwen3.6", engine=ENGINE)
     monkeypatch.chdir(tmp_path)
     code, out, err = _cli(["eval", "check", "c4"], capsys)
     assert code == 1
     assert "c4" in out and "sampling" in out and "no official hash known" in out and "warm-cache" in out
-    assert err.startswith("Error: 2 of 16 compliance checks failed")  # dataset hash and SWE-bench
+    assert err.startswith("Error: 2 of 21 compliance checks failed")  # dataset hash and SWE-bench
     swe = [str(d) for d in swebench_dirs(tmp_path, [0.95] * 4)]
     args = ["eval", "check", str(run), "--expected-hash", traces.Shards(sample_shards).content_hash, "--json"]
     for d in swe:

@@ -30,6 +30,7 @@ class Reply:
     status: int = 200  # non-200: an error body instead of a stream
     stall: float = 0.0  # seconds to sleep before anything (a hung server)
     usage: bool = True
+    completion_tokens: int | None = None  # the usage's output tokens (None: one per chunk); any value, a lie included
 
 
 @dataclass
@@ -151,7 +152,7 @@ class LoopbackServer:
         if reply.usage:
             usage = {
                 "prompt_tokens": 100,
-                "completion_tokens": reply.chunks,
+                "completion_tokens": reply.chunks if reply.completion_tokens is None else reply.completion_tokens,
                 "prompt_tokens_details": {"cached_tokens": 40},
             }
             await resp.write(_event({"choices": [], "usage": usage}))

@@ -21,6 +21,7 @@ from loopback_server import LoopbackServer, Reply, session_of, write_traces
 import traces
 from replay import ReplayError
 from replay.config import RunConfig
+from replay.results import LOCK_FILE, SEAL_FILE, read_seal, verify_seal
 from replay.results.records import read_records
 from replay.results.runinfo import read_run_info
 from replay.run import run_replay
@@ -219,7 +220,7 @@ def test_client_tokenizer_counts_output_when_the_server_sends_no_usage(tmp_path:
     assert first.client_output_tokens is not None and first.output_tokens() == first.client_output_tokens > 0
     assert first.client_tokens_after_first is not None and first.first_chunk_chars is not None
     tokens = summary_of(run_dir)["trajbench"]["tokens"]
-    assert (tokens["output_from_server"], tokens["output_from_client"]) == (1, 1)
+    assert (tokens["output_from_server"], tokens["output_from_client"]) == (0, 2)  # the client's count first
     assert tokens["output_client_minus_server"]["n"] == 1  # both counts exist for the second turn
 
 
@@ -237,6 +238,19 @@ def test_refuses_to_reuse_a_non_empty_folder(sample_shards: Path, tmp_path: Path
             )
         )
     assert (tmp_path / "busy" / "notes.txt").read_text() == "mine"
+
+
+def test_a_run_seals_its_folder_and_lets_go_of_its_lock(sample_shards: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / LOCK_FILE).write_text("999999\n")  # what a SIGKILLed run leaves: no lock, and no content
+    with LoopbackServer() as srv:
+        run(sample_shards, out, srv.base_url, num_trajectories=1, inject_delays=False)
+    seal = read_seal(out)
+    assert seal is not None and verify_seal(out).intact
+    assert sorted(seal.files) == sorted(p.name for p in out.iterdir() if p.name != SEAL_FILE)
+    assert {"run.json", "records.jsonl.zst", "result_summary.json", "report.txt"} <= set(seal.files)
+    assert not (out / LOCK_FILE).exists()
 
 
 def _cli(args: list[str], **kw: Any) -> subprocess.Popen[bytes]:

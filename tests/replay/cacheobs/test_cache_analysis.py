@@ -107,6 +107,19 @@ def test_the_report_shows_a_run_folders_cache_analysis(affinity_run: Path, tmp_p
         assert f'alt="{chart}"' in page
 
 
+def test_an_analysis_written_into_a_sealed_run_folder_amends_its_seal(affinity_run: Path, tmp_path: Path) -> None:
+    import shutil
+
+    run = Path(shutil.copytree(affinity_run, tmp_path / "run"))
+    made = cacheobs.analyse_cache(run).files
+    check = replay.verify_seal(run)
+    assert check.intact, check.reason()
+    seal = replay.read_seal(run)
+    assert seal is not None
+    assert {f.name for f in made} <= set(seal.files)
+    assert {seal.files[f.name].writer for f in made} == {f"analyze cache {replay.read_run_info(run).trajbench_version}"}
+
+
 def test_a_sweep_folder_charts_the_deficit_against_concurrency(
     shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

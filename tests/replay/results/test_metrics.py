@@ -217,19 +217,20 @@ def test_trajbench_breakdown_keeps_failures_and_aborted_turns_apart() -> None:
     }
     assert m["errors_by_kind"] == {"aborted": 1, "http": 1}
     assert m["finish_reasons"] == {"length": 1, "stop": 2}
-    assert m["all_turns"] == {"output_tokens": 70, "completed": 4, "out_of_window": 1}
+    assert m["all_turns"] == {"output_tokens": 71, "completed": 4, "out_of_window": 1}  # A1 by the client: 12
 
 
 def test_throughput_and_per_user_speed_over_the_window() -> None:
     m = to_json(trajbench_metrics(RECORDS, window_close_ns=3 * S))
     assert m["window"] == {"start_ns": 0, "close_ns": 3 * S, "end_ns": 3 * S, "closed": True, "duration_ns": 3 * S}
-    assert m["throughput"]["output_tokens_per_s"] == pytest.approx((11 + 4 + 5) / 3)  # B's turn 1 counted by the client
+    # A1 and B1 counted by the client (A1's usage says 11, its client count 12: the client's count wins)
+    assert m["throughput"]["output_tokens_per_s"] == pytest.approx((12 + 4 + 5) / 3)
     assert m["throughput"]["requests_per_s"] == pytest.approx(1.0)
     inter = m["interactivity"]
-    assert (inter["output_tokens_sum"], inter["e2e_seconds_sum"]) == (20, pytest.approx(1.0 + 1.0 + 1.0))
-    assert inter["e2e_interactivity"] == pytest.approx(20 / 3)
+    assert (inter["output_tokens_sum"], inter["e2e_seconds_sum"]) == (21, pytest.approx(1.0 + 1.0 + 1.0))
+    assert inter["e2e_interactivity"] == pytest.approx(21 / 3)
     assert sorted(inter["per_trajectory"]["percentiles"].values())[0] == pytest.approx(4.0)  # B: 4 tok / 1 s
-    assert inter["per_trajectory"]["max"] == pytest.approx(8.0)  # A: 16 tok / 2 s
+    assert inter["per_trajectory"]["max"] == pytest.approx(8.5)  # A: 17 tok / 2 s
     assert inter["per_turn"]["n"] == 3
 
 
@@ -243,7 +244,7 @@ def test_trajbench_latencies_exclude_failures_and_the_tail() -> None:
 def test_token_sources_difference_and_cache_hits() -> None:
     m = to_json(trajbench_metrics(RECORDS, window_close_ns=3 * S))
     t = m["tokens"]
-    assert (t["output_from_server"], t["output_from_client"], t["output_unknown"]) == (2, 1, 0)
+    assert (t["output_from_server"], t["output_from_client"], t["output_unknown"]) == (1, 2, 0)  # A3 by usage
     assert t["output_client_minus_server"]["total"] == 1  # A1: 12 − 11
     assert t["input_client_minus_server"]["total"] == -2
     c = m["cached_tokens"]
@@ -325,7 +326,7 @@ def test_result_files_and_a_readable_report(tmp_path: Path) -> None:
     assert on_disk == json.loads(summary.text())
     assert on_disk["run_config"]["profile"] == "kimi-k3"
     report = (tmp_path / REPORT_FILE).read_text()
-    assert "system throughput     6.7 output tok/s" in report
-    assert "20 tokens / 3.00 s of E2E" in report
+    assert "system throughput     7.0 output tok/s" in report
+    assert "21 tokens / 3.00 s of E2E" in report
     assert "errors        aborted 1, http 1" in report
     assert "reference   issued 5  completed 5  failed 2" in report
