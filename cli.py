@@ -690,7 +690,8 @@ class RunOptions:
     num_trajectories: int | None
     no_delays: bool
     stop_at_window_end: bool
-    turn_timeout: float
+    turn_timeout: float | None
+    max_idle: float | None
     drain_timeout: float
     headers: tuple[str, ...]
     no_session_header: bool
@@ -748,6 +749,7 @@ class RunOptions:
             inject_delays=not self.no_delays,
             stop_at_window_end=self.stop_at_window_end,
             turn_timeout=self.turn_timeout,
+            max_idle=self.max_idle,
             drain_timeout=self.drain_timeout,
             headers=() if self.no_session_header else (self.headers or replay.DEFAULT_HEADERS),
             workers=self.workers,
@@ -962,10 +964,17 @@ def run_options(f: F) -> F:
         ),
         click.option(
             "--turn-timeout",
-            default=600.0,
-            show_default=True,
+            default=None,
             type=click.FloatRange(min=0, min_open=True),
-            help="Seconds per turn; a timed-out request is cancelled.",
+            help="Seconds per turn; a timed-out request is cancelled and the turn fails.  "
+            "[default: the profile's, 14400 for the official ones (docs/closed-loop.md)]",
+        ),
+        click.option(
+            "--max-idle",
+            default=None,
+            type=click.FloatRange(min=0, min_open=True),
+            help="Seconds a kept-alive socket may idle and still be reused.  "
+            "[default: the profile's, 0.5 for the official ones (docs/closed-loop.md)]",
         ),
         click.option(
             "--drain-timeout",

@@ -35,7 +35,7 @@ class RunConfig:
     num_trajectories: int | None = None  # None: one pass over the shards
     inject_delays: bool = True
     stop_at_window_end: bool = False  # the reference's stop_issuing_on_first_user_complete
-    turn_timeout: float = 600.0
+    turn_timeout: float | None = None  # None: the profile's (traces.Profile.turn_timeout_s)
     drain_timeout: float = 10.0
     headers: tuple[str, ...] = DEFAULT_HEADERS
     workers: int = 1
@@ -67,6 +67,8 @@ class RunConfig:
     # A response header whose value each record keeps (`replica`): which replica served the turn,
     # for `trajbench analyze cache` (docs/cache.md). None: nothing is kept.
     replica_header: str | None = None
+    # Seconds a kept-alive socket may idle and still be reused; None: the profile's (max_idle_s).
+    max_idle: float | None = None
 
     def check(self) -> None:
         if self.concurrency < 1:
@@ -92,8 +94,10 @@ class RunConfig:
             raise ReplayError(f"--min-workers must be between 1 and --workers {self.workers}, got {self.min_workers}")
         if self.max_completion_tokens is not None and self.max_completion_tokens < 1:
             raise ReplayError(f"--max-completion-tokens must be >= 1, got {self.max_completion_tokens}")
-        if self.turn_timeout <= 0:
+        if self.turn_timeout is not None and self.turn_timeout <= 0:
             raise ReplayError(f"--turn-timeout must be > 0 seconds, got {self.turn_timeout}")
+        if self.max_idle is not None and self.max_idle <= 0:
+            raise ReplayError(f"--max-idle must be > 0 seconds, got {self.max_idle}")
         if self.drain_timeout < 0:
             raise ReplayError(f"--drain-timeout must be >= 0 seconds, got {self.drain_timeout}")
         for name in (*self.headers, *([self.replica_header] if self.replica_header is not None else [])):
@@ -116,6 +120,16 @@ class RunConfig:
         self.slo.check()
         if self.endpoint is not None and not self.endpoint.startswith(("http://", "https://")):
             raise ReplayError(f"--endpoint {self.endpoint!r} must start with http:// or https://")
+
+
+def turn_timeout_of(config: RunConfig, profile: traces.Profile) -> float:
+    """The run's turn timeout: --turn-timeout, else the profile's (docs/closed-loop.md)."""
+    return config.turn_timeout if config.turn_timeout is not None else profile.turn_timeout_s
+
+
+def max_idle_of(config: RunConfig, profile: traces.Profile) -> float:
+    """How long a kept-alive socket may idle and be reused: --max-idle, else the profile's."""
+    return config.max_idle if config.max_idle is not None else profile.max_idle_s
 
 
 def slots_of_worker(concurrency: int, workers: int, worker: int) -> tuple[int, ...]:

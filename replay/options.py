@@ -163,6 +163,7 @@ def options_of_run(info: RunInfo) -> dict[str, Any]:
         "no_delays": not info.inject_delays,
         "stop_at_window_end": info.stop_at_window_end,
         "turn_timeout": info.turn_timeout,
+        "max_idle": info.max_idle,
         "drain_timeout": info.drain_timeout,
         "header": list(info.headers) or None,
         "no_session_header": not info.headers,

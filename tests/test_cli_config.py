@@ -23,7 +23,7 @@ from replay.sim import embedded_config
 
 RUN_KEYS = (
     "api_key_env, backend, concurrency, drain_timeout, endpoint, gates, header, max_completion_tokens, max_event_mb, "
-    "max_header_kb, max_response_mb, min_workers, model, no_delays, no_session_header, out, overwrite, profile, "
+    "max_header_kb, max_idle, max_response_mb, min_workers, model, no_delays, no_session_header, out, overwrite, profile, "
     "progress, ray_address, ray_resource, replica_header, session_slo, shards, sim_args, skip_preflight, slo, "
     "stop_at_window_end, tokenizer, trajectories, turn_timeout, workers"
 )

@@ -69,7 +69,9 @@ def load_counter(spec: str | None, profile: str | traces.Profile) -> Any:
 def open_client(plan: WorkerPlan) -> Any:
     from ..client import FastTransport, StreamClient
 
-    transport = FastTransport(len(plan.slots), limits=plan.limits, reuse=plan.reuse_connections)
+    transport = FastTransport(
+        len(plan.slots), limits=plan.limits, reuse=plan.reuse_connections, max_idle_s=plan.max_idle_s
+    )
     return StreamClient(
         plan.base_url,
         max_connections=len(plan.slots),

@@ -23,7 +23,15 @@ from .slo import Slo, parse_slo
 
 if TYPE_CHECKING:
     from .numbers import RunNumbers
-    from .records import Record, RecordWriter, compress_records, read_records, records_path
+    from .records import (
+        FAILED_KINDS,
+        PARTIAL_KINDS,
+        Record,
+        RecordWriter,
+        compress_records,
+        read_records,
+        records_path,
+    )
     from .runinfo import (
         EMBEDDED_EVIDENCE,
         DatasetRef,
@@ -40,6 +48,8 @@ if TYPE_CHECKING:
 _LAZY = {
     "DatasetRef": ".runinfo",
     "EMBEDDED_EVIDENCE": ".runinfo",
+    "FAILED_KINDS": ".records",
+    "PARTIAL_KINDS": ".records",
     "Preflight": ".runinfo",
     "RayRun": ".runinfo",
     "RayWorkerInfo": ".runinfo",
@@ -65,6 +75,8 @@ __all__ = [
     "CACHE_METRICS_FILE",
     "CACHE_TURNS_FILE",
     "EMBEDDED_EVIDENCE",
+    "FAILED_KINDS",
+    "PARTIAL_KINDS",
     "RECORDS_FILE",
     "REPORT_FILE",
     "RUN_FILE",

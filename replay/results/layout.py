@@ -4,7 +4,7 @@ from __future__ import annotations
 
 RUN_FILE = "run.json"
 RECORDS_FILE = "records.jsonl"
-SUMMARY_FILE = "result_summary.json"
+SUMMARY_FILE = "performance/result_summary.json"  # where the reference's readers look
 REPORT_FILE = "report.txt"
 SWEEP_FILE = "sweep.json"
 RECORDS_ZST_FILE = "records.jsonl.zst"  # records.jsonl once the run has ended (docs/files.md)

@@ -147,6 +147,9 @@ class RunInfo(traces.JsonFile):
     min_workers: int | None = None
     ray: RayRun | None = None
     replica_header: str | None = None  # --replica-header: the response header kept per turn
+    # Seconds a kept-alive socket could idle and be reused (--max-idle, else the profile's); a
+    # run.json written before it lacks it (those runs used 4 s).
+    max_idle: float | None = None
 
 
 def read_run_info(run_dir: str | os.PathLike[str]) -> RunInfo:

@@ -37,7 +37,11 @@ FIELDS: dict[str, tuple[str, str]] = {
     ),
     "swebench_template": ("a string naming an agent template", '"default"'),
 }
-OPTIONAL = {"derivation": "a mapping (written by `trajbench profiles derive`)"}
+OPTIONAL = {
+    "derivation": "a mapping (written by `trajbench profiles derive`)",
+    "turn_timeout_s": "seconds a turn may take, a number > 0 (default 86400, the reference client's)",
+    "max_idle_s": "seconds a kept-alive socket may idle before it is not reused, a number > 0 (default 4.0)",
+}
 
 
 def _is_number(v: Any) -> bool:
@@ -119,6 +123,9 @@ def check_profile(name: Any, spec: Any) -> list[str]:
             bad("thresholds")
     if "derivation" in spec and spec["derivation"] is not None and not isinstance(spec["derivation"], Mapping):
         bad("derivation")
+    for key in ("turn_timeout_s", "max_idle_s"):
+        if key in spec and not (_is_number(spec[key]) and spec[key] > 0):
+            bad(key)
     return problems
 
 

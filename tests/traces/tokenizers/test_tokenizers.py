@@ -453,3 +453,15 @@ def test_gguf_refuses_what_it_cannot_rebuild(tmp_path: Path) -> None:
     (tmp_path / "junk.gguf").write_bytes(b"not gguf at all")
     with pytest.raises(TokenizerError, match="not a readable GGUF file"):
         load_tokenizer(f"gguf:{tmp_path / 'junk.gguf'}")
+
+
+def test_tool_arguments_that_are_not_json_are_counted_on_compact_json(qwen: Any) -> None:
+    """The template cannot render arguments that are not JSON: the answer is then counted, as the
+    reference counts it, on its tool calls as compact JSON (its separators, the stream merge's key
+    order), not `json.dumps` with spaces."""
+    args = "ls -la | head -n 5, then {cmd: 'x'}"
+    calls = [{"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": args}}]
+    n = qwen.output_tokens({"content": "", "reasoning_content": None, "tool_calls": calls})
+    merged = [{"type": "function", "function": {"arguments": args, "name": "bash"}, "id": "call_1"}]
+    assert n == qwen.count_text(json.dumps(merged, separators=(",", ":")))
+    assert n < qwen.count_text(json.dumps(calls, ensure_ascii=False))  # 39 against 47 tokens
