@@ -7,7 +7,11 @@ included, rounded to 4 decimals; the same mean over the performance-window turns
 
 The denominator is the reference scorer's:
 - every turn the run issued whose recorded answer has ground truth, tail included;
-- a turn whose request failed (any error kind) was issued with no output: it scores 0;
+- a turn that failed (`replay.Record.failed`: no response, a status other than 200, a timeout,
+  …) was issued with no output: it scores 0;
+- a partial turn (`replay.Record.partial`: the response started but broke, or carried an error
+  object or a malformed line, or nothing at all) is scored on what arrived, as the reference
+  scores it (an empty one scores 0 but counts as observed);
 - the later turns of an instance that a failed turn aborted were issued too: the reference
   client registers each as an issued sample that failed, so they also score 0 (replay records
   them with error kind `aborted`; a record log without them, from an older or foreign writer,
@@ -43,7 +47,8 @@ TOP_MISMATCHES = 10
 
 READING = (
     "denominator (the reference scorer's): issued turns with ground truth of all repeats, tail included, "
-    "the turns a failure aborted counting as issued; failed or aborted turns score 0"
+    "the turns a failure aborted counting as issued; failed or aborted turns score 0, partial ones "
+    "are scored on what arrived"
 )
 
 
@@ -190,7 +195,7 @@ def _denominator(records: list[Record], gt: GroundTruth, run: Run) -> tuple[list
             out.append(_Turn(r.instance_id, r.trajectory_id, r.repeat, r.turn, r.in_window, r))
         sent = {r.turn for r in recs}
         unsent = [t for t in all_turns if t not in sent]
-        if any(not r.ok and r.error_kind != "cancelled" for r in recs):
+        if any(r.failed and r.error_kind != "cancelled" for r in recs):
             out.extend(_Turn(iid, first.trajectory_id, first.repeat, t, False, None) for t in unsent)
         else:
             not_issued += len(unsent)
@@ -198,7 +203,7 @@ def _denominator(records: list[Record], gt: GroundTruth, run: Run) -> tuple[list
 
 
 def _score_turn(t: _Turn, truth: Truth, rules: Rules) -> dict[str, Any]:
-    rec = t.record if t.record is not None and t.record.ok else None
+    rec = t.record if t.record is not None and not t.record.failed else None  # partial: scored on what arrived
     row: dict[str, Any] = {
         "conversation_id": t.trajectory_id,
         "repeat": t.repeat,

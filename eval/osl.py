@@ -9,7 +9,8 @@ Output tokens are counted two ways, and both are recorded:
 - from the server's `usage.completion_tokens`.
 
 The gate uses the reference's method whenever a tokenizer is available and says which it used.
-Failed turns have no complete output and are left out (counted, not averaged). The mean is
+Failed turns have no output and are left out (counted, not averaged); a partial turn (the
+response started but broke) is counted on what arrived, as the reference counts it. The mean is
 reported for the performance-window turns and for all turns; the gate is decided on the window,
 the turns that make the Pareto point. The dataset's own expected mean over the same turns (from
 the shards' `expected_osl_tokens`, when they were built with a tokenizer) is the reference a
@@ -60,7 +61,7 @@ def client_counter(run: Run, profile: traces.Profile, tokenizer: str | None) -> 
     tokenizer is available and the server's usage must do)."""
     if tokenizer is not None:
         return _recount(tokenizer, profile), tokenizer
-    if any(r.client_output_tokens is not None for r in run.records() if r.ok):
+    if any(r.client_output_tokens is not None for r in run.records() if not r.failed):
         return (lambda r: r.client_output_tokens), run.config.tokenizer or "the run's"
     spec = profile.tokenizer
     from traces.tokenizers import TOKENIZERS
@@ -104,11 +105,11 @@ def osl_of(
     records = run.records()
     gt = run.truth()
     in_window = [r for r in records if r.in_window]
-    band, basis = osl_band(gates, prof, _mean(_expected([r for r in in_window if r.ok], gt)))
+    band, basis = osl_band(gates, prof, _mean(_expected([r for r in in_window if not r.failed], gt)))
     lo, hi = band.min, band.max
     count, counted_with = client_counter(run, prof, tokenizer)
     if count is not None:
-        count = _counted_once(count, [r for r in records if r.ok], progress)
+        count = _counted_once(count, [r for r in records if not r.failed], progress)
     window = _population(in_window, gt, lo, hi, count)
     whole = _population(records, gt, lo, hi, count)
     passed: bool | None
@@ -178,7 +179,7 @@ def _expected(ok: list[Record], gt: GroundTruth) -> list[int]:
 def _population(
     records: list[Record], gt: GroundTruth, lo: float | None, hi: float | None, count: Count | None
 ) -> OslPopulation:
-    ok = [r for r in records if r.ok]
+    ok = [r for r in records if not r.failed]  # answered: ok or partial, as the reference counts them
     server = [n for r in ok if (n := r.completion_tokens) is not None]
     pairs = [(r, count(r)) for r in ok] if count is not None else []
     client = [n for _, n in pairs if n is not None]

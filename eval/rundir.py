@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 
 import traces
-from replay import Record, ReplayError, RunInfo, RunOutcome, read_records, read_run_info
+from replay import SUMMARY_FILE, Record, ReplayError, RunInfo, RunOutcome, read_records, read_run_info
 
 from .errors import EvalError
 from .rules import Rules, default_rules, intent_score, message_actions, model_intent
@@ -142,7 +142,7 @@ def partial_run(run_dir: str | Path) -> str | None:
         return None  # not a run folder at all: scoring says so
     outcome = RunOutcome.read(path)
     if not outcome.finished:
-        why = "it has no result_summary.json (it crashed, was killed, or is still running)"
+        why = f"it has no {SUMMARY_FILE} (it crashed, was killed, or is still running)"
     elif outcome.interrupted:
         why = "it was interrupted (Ctrl-C or SIGTERM) and stopped issuing early"
     elif outcome.crashed:

@@ -153,8 +153,21 @@ class RunConfig:
         "Stop issuing when the performance window closes (stop_issuing_on_first_user_complete; not official).",
         default=False,
     )
-    turn_timeout: float = declare(
-        "Seconds per turn; a timed-out request is cancelled.", default=600.0, minimum=0, open_minimum=True
+    turn_timeout: float | None = declare(  # None: the profile's (traces.Profile.turn_timeout_s)
+        "Seconds per turn; a timed-out request is cancelled and the turn fails.  "
+        "[default: the profile's, 14400 for the official ones (docs/closed-loop.md)]",
+        default=None,
+        type=float,
+        minimum=0,
+        open_minimum=True,
+    )
+    max_idle: float | None = declare(  # None: the profile's (traces.Profile.max_idle_s)
+        "Seconds a kept-alive socket may idle and still be reused.  "
+        "[default: the profile's, 0.5 for the official ones (docs/closed-loop.md)]",
+        default=None,
+        type=float,
+        minimum=0,
+        open_minimum=True,
     )
     drain_timeout: float = declare(
         "After Ctrl-C, seconds in-flight turns may finish before they are cancelled.", default=10.0, minimum=0
@@ -377,6 +390,16 @@ def recorded_options(config: RunConfig) -> dict[str, Any]:
         out.update(declared.recorded(config))
     out.update(config.extra_options)
     return dict(sorted(out.items()))
+
+
+def turn_timeout_of(config: RunConfig, profile: traces.Profile) -> float:
+    """The run's turn timeout: --turn-timeout, else the profile's (docs/closed-loop.md)."""
+    return config.turn_timeout if config.turn_timeout is not None else profile.turn_timeout_s
+
+
+def max_idle_of(config: RunConfig, profile: traces.Profile) -> float:
+    """How long a kept-alive socket may idle and be reused: --max-idle, else the profile's."""
+    return config.max_idle if config.max_idle is not None else profile.max_idle_s
 
 
 def slots_of_worker(concurrency: int, workers: int, worker: int) -> tuple[int, ...]:

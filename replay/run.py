@@ -33,7 +33,7 @@ import traces
 from traces import Shards
 
 from .client import Connections, current_loop
-from .config import RunConfig, recorded_options, slots_of_worker
+from .config import RunConfig, max_idle_of, recorded_options, slots_of_worker, turn_timeout_of
 from .engine import CacheMetrics, Target, flush_prefix_cache, identify, preflight, probe_engine, scrape
 from .errors import ReplayError
 from .loop import (
@@ -54,6 +54,7 @@ from .results import (
     LOCK_FILE,
     RECORDS_FILE,
     RUN_FILE,
+    SUMMARY_FILE,
     CacheFlush,
     DatasetRef,
     EngineIdentity,
@@ -156,7 +157,8 @@ async def _run_replay(
                     base_url=base_url,
                     model=config.model,
                     inject_delays=config.inject_delays,
-                    turn_timeout=config.turn_timeout,
+                    turn_timeout=turn_timeout_of(config, profile),
+                    max_idle_s=max_idle_of(config, profile),
                     headers=tuple(config.headers),
                     tokenizer=config.tokenizer,
                     api_key=config.api_key,
@@ -325,7 +327,7 @@ async def _check_target(config: RunConfig, profile: traces.Profile, base_url: st
             model=config.model,
             api_key=config.api_key,
             limits=config.limits,
-            turn_timeout=config.turn_timeout,
+            turn_timeout=turn_timeout_of(config, profile),
         )
     if given.kind == "simulated":  # the embedded simulator: known without asking
         return replace(found, kind="simulated", evidence=given.evidence)
@@ -379,6 +381,7 @@ def prepare_run_dir(config: RunConfig, path: Path | None = None, *, hold: contex
         for child in path.iterdir():
             if child.is_file() and child.name != LOCK_FILE:
                 child.unlink()
+        (path / SUMMARY_FILE).unlink(missing_ok=True)  # in performance/, where the reference reads it
     return path
 
 
@@ -484,7 +487,8 @@ def run_info(
         inject_delays=config.inject_delays,
         stop_at_window_end=config.stop_at_window_end,
         stop_issuing_on_first_user_complete=config.stop_at_window_end,
-        turn_timeout=config.turn_timeout,
+        turn_timeout=turn_timeout_of(config, profile),
+        max_idle=max_idle_of(config, profile),
         drain_timeout=config.drain_timeout,
         headers=list(config.headers),
         workers=config.workers,

@@ -85,7 +85,7 @@ ERRORS = {
     "replay calibrate": (["replay", "calibrate", "--turns", "0"], 2, "Invalid value for '--turns': 0 is not in the range x>=1"),
     "replay run": (["replay", "run", "{empty}"], 1, "no manifest.json here; pass a folder written by `trajbench traces build`"),
     "replay sweep": (["replay", "sweep", "{empty}", "--out", "{tmp}/s"], 2, "give exactly one of --concurrency LIST or --regions"),
-    "report": (["report", "{empty}", "--out", "{tmp}/r"], 1, "neither a run folder (result_summary.json) nor a sweep folder (sweep.json)"),
+    "report": (["report", "{empty}", "--out", "{tmp}/r"], 1, "neither a run folder (performance/result_summary.json) nor a sweep folder (sweep.json)"),
     "review": (["review", "{empty}"], 1, "Error: 1 of 1 review checks failed; see {empty}/review.md"),
     "serve-sim": (["serve-sim", "--replicas", "0"], 1, "Error: simulator option: --replicas must be >= 1"),
     "submit": (["submit", "{empty}", "--out", "{tmp}/t", "--submitter", "Acme", "--division", "closed", "--system-file", "{tmp}/nope.yaml"], 1, "Error: --system-file {tmp}/nope.yaml: no such file; check the path"),

@@ -26,7 +26,7 @@ from replay.sim import embedded_config
 
 RUN_KEYS = (
     "api_key_env, backend, concurrency, drain_timeout, endpoint, failure_budget, flush_cache, gates, header, max_completion_tokens, max_event_mb, "
-    "max_header_kb, max_response_mb, memory_budget_mb, min_workers, model, no_delays, no_session_header, out, "
+    "max_header_kb, max_idle, max_response_mb, memory_budget_mb, min_workers, model, no_delays, no_session_header, out, "
     "overwrite, profile, "
     "progress, ray_address, ray_resource, replica_header, session_slo, shards, sim_args, skip_preflight, slo, "
     "stop_at_window_end, tokenizer, trajectories, turn_timeout, workers"
@@ -280,6 +280,7 @@ NOT_DEFAULTS = {
     "no_delays": ["--no-delays"],
     "stop_at_window_end": ["--stop-at-window-end"],
     "turn_timeout": ["--turn-timeout", "77"],
+    "max_idle": ["--max-idle", "2"],
     "drain_timeout": ["--drain-timeout", "3"],
     "header": ["--header", "X-A", "--header", "X-B"],
     "workers": ["--workers", "2"],

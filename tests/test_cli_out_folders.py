@@ -19,7 +19,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory, sample_shards: Path) -> Pa
     done = trajbench(
         "replay", "run", str(sample_shards), "--no-delays", "--out", str(out), "--sim-args", "--osl-mean 4"
     )
-    assert (out / "result_summary.json").is_file(), done.err
+    assert (out / "performance" / "result_summary.json").is_file(), done.err
     return out
 
 

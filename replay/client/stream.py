@@ -7,7 +7,10 @@ the SSE body with `replay.client.sse.ChatStream`. Times are `time.monotonic_ns()
 off the socket (the transport's `Timing`; with another transport, when the read reaches us).
 
 Server and stream faults never raise: they become `error_kind` (one of `replay.results.records.ERROR_KINDS`)
-and a message. The per-turn timeout is one deadline over the whole exchange (pool wait, connect,
+and a message. Whether a fault fails the turn or leaves it partial follows the reference client
+(docs/closed-loop.md): before the response head (no connection, a reset, a status other than
+200, the timeout) the turn fails; once a 200 response has started, a broken stream, an error
+object or a malformed line leaves a partial turn that keeps what arrived. The per-turn timeout is one deadline over the whole exchange (pool wait, connect,
 write, headers, body), and it cancels the request by closing its connection, so the server sees
 the client go away. Responses are size-capped (`ResponseLimits`): a server that never stops
 sending fails the turn as `too_large` long before memory runs out. `asyncio.CancelledError`
@@ -60,6 +63,7 @@ class StreamResult:
     # (content, reasoning, tool calls) after the first chunk: what TPOT's denominator counts
     after_first: tuple[str, str | None, tuple[dict[str, Any], ...]] = ("", None, ())
     header_value: str | None = None  # the value of the client's `keep_header` in the response
+    dropped_reasoning_chars: int = 0  # reasoning of deltas that also carried content (docs/metrics.md)
 
     @property
     def ok(self) -> bool:
@@ -68,17 +72,6 @@ class StreamResult:
 
 #: The connect timeout of sockets opened before the first request (seconds).
 PREWARM_CONNECT_S = 2.0
-
-
-class _Cookies(httpx.Cookies):
-    """httpx's cookie handling, minus its cost for a response that sets no cookie (nearly all):
-    httpx builds two urllib compatibility objects per response to find out (~12 µs of client
-    CPU a turn, measured). A response that does set one is handled exactly as httpx handles it."""
-
-    def extract_cookies(self, response: httpx.Response) -> None:
-        headers = response.headers
-        if "set-cookie" in headers or "set-cookie2" in headers:
-            super().extract_cookies(response)
 
 
 def base_without_v1(base_url: str) -> str:
@@ -116,7 +109,6 @@ class StreamClient:
             headers=headers,
             trust_env=False,  # proxies from the environment would bypass the measured transport
         )
-        self._http._cookies = _Cookies()  # the setter would wrap it back into httpx.Cookies
         # The endpoint resolved once, by httpx itself: a URL object skips re-parsing and re-joining
         # the path against base_url on every request (~40 µs of the client's CPU per turn).
         self._url = self._http.build_request("POST", CHAT_PATH).url
@@ -204,24 +196,21 @@ class StreamClient:
                         ctype = hresp.headers.get("content-type", "").encode("latin-1")
                         kind, message = await _fold(status, ctype, _body_reads(hresp), timing, state, limits)
         except TimeoutError:
-            if not (state.done and state.error_kind is None):  # else: complete, only the drain was cut
+            if not state.done:  # else: the stream had ended ([DONE]), only the drain was cut
                 kind, message = "timeout", f"no complete answer within {timeout_s:g} s; the request was cancelled"
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             kind, message = "connect", str(exc) or type(exc).__name__
         except httpx.TimeoutException as exc:
             kind, message = "timeout", str(exc) or type(exc).__name__
-        except ConnectionDropped as exc:
-            kind, message = "reset", f"{exc}; the request was not resent"
         except ResponseTooLarge as exc:
             kind, message = "too_large", str(exc)
-        except httpx.HTTPError as exc:
-            kind, message = "stream", f"{type(exc).__name__}: {exc}"
-        except (ConnectionResetError, BrokenPipeError) as exc:  # a reset that slipped past the transport
-            kind, message = "reset", f"{type(exc).__name__}: {exc}; the request was not resent"
-        except OSError as exc:
-            kind, message = "stream", f"{type(exc).__name__}: {exc}"
-        if kind is None:
-            kind, message = state.error_kind, state.error_message
+        except (httpx.HTTPError, OSError) as exc:  # ConnectionDropped, a reset, bytes that are not HTTP
+            kind, message = _broken(exc, status)
+        state.settle(whole=kind is None)
+        if kind is None or (kind == "stream" and state.error_kind is not None):
+            kind, message = state.error_kind, state.error_message  # the fold's first fault came first
+        elif kind == "stream" and status is not None and status != 200:
+            kind = "http"  # a non-200 body that broke off: failed on its status all the same
         return StreamResult(
             t_send_ns=t_send,
             t_first_ns=state.t_first_ns,
@@ -238,6 +227,7 @@ class StreamClient:
             first_chars=state.first_chars,
             after_first=state.after_first(),
             header_value=kept,
+            dropped_reasoning_chars=state.dropped_reasoning_chars,
         )
 
     def _request(self, body: dict[str, Any], headers: dict[str, str]) -> bytes:
@@ -245,6 +235,19 @@ class StreamClient:
         content = orjson.dumps(body)
         extra = b"".join(_header_line(k, v) for k, v in headers.items())
         return b"%s%sContent-Length: %d\r\n\r\n%s" % (self._head, extra, len(content), content)
+
+
+def _broken(exc: BaseException, status: int | None) -> tuple[str, str]:
+    """A connection that broke: before the response head the turn failed (`reset`, never
+    resent); after it, the stream broke and the turn is partial (`stream`), as the reference
+    completes it with what arrived."""
+    if isinstance(exc, ConnectionDropped):
+        text = str(exc)
+    else:
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if status is None:
+        return "reset", f"{text}; the request was not resent"
+    return "stream", f"the stream broke after the response started ({text})"
 
 
 def _header_line(name: str, value: str) -> bytes:
@@ -289,8 +292,8 @@ async def _read_stream(raw: Any, state: ChatStream, timing: Timing | None, max_b
         else:
             state.close()
             return
-    if state.error_kind is not None:
-        return  # the connection is closed on exit; nothing after an error matters
+    if state.error_kind == "too_large":
+        return  # the connection is closed on exit; nothing after a broken cap is read
     try:  # [DONE] seen: read to the body's end for the last-byte time and a reusable socket
         async with asyncio.timeout(_DRAIN_S):
             async for _ in raw:

@@ -230,6 +230,14 @@ def _chat_hint(r: StreamResult, model: str, target: Target, timeout_s: float) ->
         return "the answer broke a size cap; raise it with the option the message names if the server is right"
     if r.error_kind == "error_object":
         return "the server streamed an error object; check its logs"
+    if r.error_kind == "stream":
+        return "the server broke off its answer mid-stream; check its logs"
+    if r.error_kind == "unterminated":
+        return "the answer ended without [DONE] or a finish_reason; is a proxy cutting streams short?"
+    if r.error_kind == "empty":
+        return "the server streamed no output at all (no text, no tool call, no finish reason); check its logs"
+    if r.error_kind == "tool_call":
+        return "the server streamed a tool call of a shape no client can assemble; check its tool-call parser"
     return "the answer is not an OpenAI chat-completions SSE stream; does the server support stream: true?"
 
 

@@ -70,7 +70,7 @@ def open_client(plan: WorkerPlan) -> Any:
     from ..client import FastTransport, StreamClient
 
     limits = plan.limits.for_slots(len(plan.slots))  # the slots share the worker's memory budget
-    transport = FastTransport(len(plan.slots), limits=limits, reuse=plan.reuse_connections)
+    transport = FastTransport(len(plan.slots), limits=limits, reuse=plan.reuse_connections, max_idle_s=plan.max_idle_s)
     return StreamClient(
         plan.base_url,
         max_connections=len(plan.slots),

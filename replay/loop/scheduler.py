@@ -5,7 +5,9 @@ rebuilds that instance's prompts from the shards (re-salted for cycles past the 
 waits out each turn's recorded delay while holding the slot, sends the turn, waits for the whole
 answer and only then moves on, so a slot never has two requests in flight. A failed turn ends
 its instance: the rest of its turns are recorded as "aborted" without being sent, and the slot
-takes the next instance. Every turn becomes one `Record`, handed to `Source.emit` as it finishes.
+takes the next instance; a partial turn (the response started but broke, or carried an error
+object or a malformed line) goes on, as the reference client goes on (docs/closed-loop.md). Every
+turn becomes one `Record`, handed to `Source.emit` as it finishes.
 
 Client-side token counting (`--tokenizer`) is off the turn's critical path: the slot moves on (its
 next turn, or the FIFO, with the time its last byte was read) as soon as the answer is in, while a
@@ -27,7 +29,7 @@ import traces
 from traces import Instance, Shards, TurnPrompt
 
 from ..client import DEFAULT_LIMITS, ResponseLimits, frozen_heap
-from ..results import Record
+from ..results import PARTIAL_KINDS, Record
 
 if TYPE_CHECKING:
     from ..client import StreamResult
@@ -67,7 +69,7 @@ class WorkerPlan:
     base_url: str
     model: str | None = None
     inject_delays: bool = True
-    turn_timeout: float = 600.0
+    turn_timeout: float = 14_400.0  # the run passes its own (the profile's, or --turn-timeout)
     headers: tuple[str, ...] = ("X-Session-ID",)
     tokenizer: str | None = None
     api_key: str | None = field(default=None, repr=False)
@@ -75,6 +77,7 @@ class WorkerPlan:
     limits: ResponseLimits = DEFAULT_LIMITS
     reuse_connections: bool = True  # False when the preflight saw the server close sockets after answers
     replica_header: str | None = None  # a response header whose value each record keeps
+    max_idle_s: float = 4.0  # a kept-alive socket idle longer is not reused (the profile's, docs/closed-loop.md)
 
 
 @dataclass(frozen=True)
@@ -246,8 +249,9 @@ class Scheduler:
                 return self._clock()
             record, result = await self._send(run, prompt, delay)
             t_done = record.t_last_ns
-            self._emit(slot, record, result if self.counter is not None and result.error_kind is None else None)
-            if not record.ok:
+            counted = self.counter is not None and (result.error_kind is None or result.error_kind in PARTIAL_KINDS)
+            self._emit(slot, record, result if counted else None)
+            if record.failed:
                 self._abort_rest(run, prompts[k + 1 :], record)
                 return self._clock()
         return t_done if t_done is not None else self._clock()
@@ -430,6 +434,7 @@ class Scheduler:
                 first_chunk_chars=result.first_chars,
                 client_tokens_after_first=client_tokens[1],
                 replica=result.header_value,
+                dropped_reasoning_chars=result.dropped_reasoning_chars,
             )
         )
 

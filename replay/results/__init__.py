@@ -28,7 +28,7 @@ from .slo import Slo, parse_slo
 if TYPE_CHECKING:
     from .lock import folder_lock, lock_holder, refuse_if_in_use
     from .numbers import RunNumbers
-    from .records import Record, RecordWriter, compress_records, read_records, records_path
+    from .records import FAILED_KINDS, PARTIAL_KINDS, Record, RecordWriter, compress_records, read_records, records_path
     from .runinfo import (
         EMBEDDED_EVIDENCE,
         DatasetRef,
@@ -50,7 +50,9 @@ __all__ = [
     "CACHE_METRICS_FILE",
     "CACHE_TURNS_FILE",
     "EMBEDDED_EVIDENCE",
+    "FAILED_KINDS",
     "LOCK_FILE",
+    "PARTIAL_KINDS",
     "RECORDS_FILE",
     "REPORT_FILE",
     "REPORT_PAGE",
@@ -101,7 +103,15 @@ __all__ = [
 _LAZY = {  # submodule: the names it gives, imported on first use
     ".lock": ("folder_lock", "lock_holder", "refuse_if_in_use"),
     ".numbers": ("RunNumbers",),
-    ".records": ("Record", "RecordWriter", "compress_records", "read_records", "records_path"),
+    ".records": (
+        "FAILED_KINDS",
+        "PARTIAL_KINDS",
+        "Record",
+        "RecordWriter",
+        "compress_records",
+        "read_records",
+        "records_path",
+    ),
     ".runinfo": (
         "EMBEDDED_EVIDENCE",
         "DatasetRef",

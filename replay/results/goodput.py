@@ -52,10 +52,11 @@ def active_seconds(turns: Sequence[Record]) -> float:
 def session_ended(turns: Sequence[Record], expected: int | None) -> bool:
     """A session the run saw to its end: every turn of its trajectory (`expected`, None: unknown)
     sent and finished, or a failed turn ended it (the system's failure, which the SLO judges); not
-    one cut off by the end of the run (a turn cancelled, or turns never sent)."""
+    one cut off by the end of the run (a turn cancelled, or turns never sent). A partial turn
+    ends nothing: its trajectory goes on (docs/closed-loop.md)."""
     if any(r.error_kind == "cancelled" for r in turns):
         return False
-    if any(not r.ok for r in turns):
+    if any(r.failed for r in turns):
         return True
     return expected is None or len({r.turn for r in turns}) >= expected
 

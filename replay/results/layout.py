@@ -4,7 +4,7 @@ from __future__ import annotations
 
 RUN_FILE = "run.json"
 RECORDS_FILE = "records.jsonl"
-SUMMARY_FILE = "result_summary.json"
+SUMMARY_FILE = "performance/result_summary.json"  # where the reference's readers look
 REPORT_FILE = "report.txt"  # a run's report (`replay run` prints it)
 REPORT_PAGE = "report.html"  # `trajbench report`'s page, in its --out folder
 SWEEP_FILE = "sweep.json"

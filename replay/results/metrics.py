@@ -5,12 +5,17 @@ Two views of the same records:
 - `reference_metrics`: the reference client's keys with the reference's meanings, so its tools
   read our `result_summary.json` and agree with it. Its turns are the *tracked* ones, those issued
   before the performance window closed; a turn aborted after a failure counts as issued, a failed
-  turn as completed with an error (its latency is the time to the failure, an aborted turn's is
-  0); a turn cancelled in flight by an interrupt was issued but never completed. Token counts are
-  the client tokenizer's when the run had one (the reference's method), else the server's usage.
-- `trajbench_metrics`: trajbench's own breakdown (sent, ok, failed, aborted, cancelled), and the
-  distributions over the window turns that *succeeded*, so no failure is ever mixed into them;
-  per-user speed (pooled, per trajectory, per turn), ITL, measured cache hits, token sources.
+  turn (`Record.failed`) as completed with an error (its latency is the time to the failure, an
+  aborted turn's is 0), a partial turn (`Record.partial`: the response started but broke, or
+  carried an error object or a malformed line) as completed without one, on what arrived, as the
+  reference completes it; a turn cancelled in flight by an interrupt was issued but never
+  completed. Token counts are the client tokenizer's, the reference's only method: a run without
+  one leaves the token keys as empty as the reference leaves them (`input_sequence_lengths` and
+  `output_sequence_lengths` `{}`, `tps` null).
+- `trajbench_metrics`: trajbench's own breakdown (sent, ok, partial by kind, failed, aborted,
+  cancelled), and the distributions over the window turns that *succeeded* (`Record.ok`), so no
+  failure or partial answer is ever mixed into them; per-user speed (pooled, per trajectory, per
+  turn), ITL, measured cache hits, token sources (server usage first, the client tokenizer second).
 
 Timings stay in nanoseconds (the reference's unit); reports show milliseconds.
 """
@@ -38,7 +43,7 @@ from .numbers import (
     Turns,
 )
 from .numbers import Window as WindowNumbers
-from .records import Record, e2e_ns, itl_ns, tokens_after_first, tpot_ns, ttft_ns
+from .records import FAILED_KINDS, PARTIAL_KINDS, Record, e2e_ns, itl_ns, tokens_after_first, tpot_ns, ttft_ns
 from .rollup import rollup
 from .slo import Slo
 
@@ -73,51 +78,52 @@ def _completed_at(r: Record) -> int:
     return r.t_last_ns
 
 
-def token_method(records: Sequence[Record]) -> TokenMethod:
-    """Which counts the reference keys use: "client" (the run's tokenizer, the reference's
-    method) when the run has them, else "server" (usage), else None."""
-    ok = [r for r in records if r.ok]
-    isl = (
-        "client"
-        if any(r.client_prompt_tokens is not None for r in records)
-        else "server"
-        if any(r.prompt_tokens is not None for r in ok)
-        else None
-    )
-    osl = (
-        "client"
-        if any(r.client_output_tokens is not None for r in ok)
-        else "server"
-        if any(r.completion_tokens is not None for r in ok)
-        else None
-    )
+def token_method(records: Sequence[Record], tokenizer: bool | None = None) -> TokenMethod:
+    """Which counts the reference keys use: "client" (the run's tokenizer, the reference's only
+    method) when the run had one and the records hold its counts, else None (the keys stay
+    empty). `tokenizer` says whether the run had one (run.json); None: the records tell."""
+    answered = [r for r in records if not r.failed]
+    if tokenizer is None:
+        tokenizer = any(r.client_output_tokens is not None for r in answered)
+    if not tokenizer:
+        return TokenMethod(None, None)
+    isl = "client" if any(r.client_prompt_tokens is not None for r in records) else None
+    osl = "client" if any(r.client_output_tokens is not None for r in answered) else None
     return TokenMethod(isl, osl)
 
 
 def reference_metrics(
-    records: Sequence[Record], *, window_close_ns: int | None = None, started_ns: int = 0, state: str = "complete"
+    records: Sequence[Record],
+    *,
+    window_close_ns: int | None = None,
+    started_ns: int = 0,
+    state: str = "complete",
+    tokenizer: bool | None = None,
 ) -> ReferenceMetrics:
     """The reference's counters and metrics (see the module docstring for what each means);
-    `state` says whether the run completed or was interrupted."""
+    `state` says whether the run completed or was interrupted, `tokenizer` whether the run had one
+    (None: the records tell)."""
     tracked = [r for r in records if r.in_window]
     completed = [r for r in tracked if r.error_kind != "cancelled"]
-    failed = [r for r in completed if not r.ok]
-    ok = [r for r in completed if r.ok]
+    failed = [r for r in completed if r.failed]
+    answered = [r for r in completed if not r.failed]  # the reference's successes: ok or partial
     start = window_of(records, window_close_ns).start_ns
     end = max((_completed_at(r) for r in completed), default=None)
     duration_ns = end - start if start is not None and end is not None and end > start else None
-    method = token_method(records)
-    if method.input == "client":
-        isl = [r.client_prompt_tokens for r in sent(tracked) if r.client_prompt_tokens is not None]
-    else:
-        isl = [r.prompt_tokens for r in ok if r.prompt_tokens is not None]
-    if method.output == "client":
-        osl = [r.client_output_tokens for r in ok if r.client_output_tokens is not None]
-    else:
-        osl = [r.completion_tokens for r in ok if r.completion_tokens is not None]
+    method = token_method(records, tokenizer)
+    isl = (
+        [r.client_prompt_tokens for r in sent(tracked) if r.client_prompt_tokens is not None]
+        if method.input == "client"
+        else []
+    )
+    osl = (
+        [r.client_output_tokens for r in answered if r.client_output_tokens is not None]
+        if method.output == "client"
+        else []
+    )
     tpot = [
         (r.t_last_ns - r.t_first_ns) / r.client_tokens_after_first
-        for r in ok
+        for r in answered
         if r.client_tokens_after_first and r.t_first_ns is not None and r.t_last_ns is not None
     ]
     seconds = duration_ns / 1e9 if duration_ns else None
@@ -154,12 +160,17 @@ def _sum_known(values: Iterable[int | None]) -> int:
 
 def _breakdown(records: Sequence[Record]) -> TurnCounts:
     kinds = Counter(r.error_kind for r in records)
+    partial = {k: kinds[k] for k in sorted(k for k in kinds if k in PARTIAL_KINDS)}
     return TurnCounts(
         sent=sum(n for k, n in kinds.items() if k != "aborted"),
         ok=kinds.get(None, 0),
-        failed=sum(n for k, n in kinds.items() if k not in (None, "aborted", "cancelled")),
+        failed=sum(n for k, n in kinds.items() if k in FAILED_KINDS and k not in ("aborted", "cancelled")),
         aborted=kinds.get("aborted", 0),
         cancelled=kinds.get("cancelled", 0),
+        partial=sum(partial.values()),
+        partial_by_kind=partial,
+        dropped_reasoning_chars=sum(r.dropped_reasoning_chars for r in records),
+        dropped_reasoning_turns=sum(1 for r in records if r.dropped_reasoning_chars),
     )
 
 
@@ -171,6 +182,7 @@ def trajbench_metrics(
     crashed: bool = False,
     slo: Slo | None = None,
     trajectory_turns: Mapping[str, int] | None = None,
+    tokenizer: bool | None = None,
 ) -> RunNumbers:
     """trajbench's own numbers: every distribution over the window turns that succeeded; goodput
     when the run has an SLO (`replay.results.goodput`; `trajectory_turns` tells its ended sessions)."""
@@ -218,7 +230,7 @@ def trajbench_metrics(
         itl=distribution([gap for r in good for gap in itl_ns(r)]),
         input_sequence_lengths=distribution([v for v in (_input_tokens(r) for r in good) if v is not None]),
         output_sequence_lengths=distribution([v for v in out_tokens if v is not None]),
-        token_method=token_method(records),
+        token_method=token_method(records, tokenizer),
         tokens=token_sources(good),
         cached_tokens=cached(good),
         per_trajectory=per_trajectory_stats(sent(records)),
@@ -282,11 +294,11 @@ def cached(good: Sequence[Record]) -> CachedTokens:
 
 
 def per_trajectory_stats(sent_records: Sequence[Record]) -> PerTrajectory:
-    """Instances started, finished cleanly, failed (a failed turn ended them), cut by the window."""
+    """Instances started, failed (a failed turn ended them), cut by the window."""
     by: dict[str, list[Record]] = defaultdict(list)
     for r in sent_records:
         by[r.instance_id].append(r)
-    failed = sum(1 for rs in by.values() if any(not r.ok for r in rs))
+    failed = sum(1 for rs in by.values() if any(r.failed for r in rs))
     straddling = sum(1 for rs in by.values() if any(r.in_window for r in rs) and any(not r.in_window for r in rs))
     turns = [len(rs) for rs in by.values()]
     return PerTrajectory(len(by), failed, straddling, distribution(turns))

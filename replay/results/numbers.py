@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from traces import Distribution
@@ -17,20 +17,28 @@ Metric = dict[str, Any]
 
 @dataclass(frozen=True)
 class TurnCounts:
-    """Turns by what became of them: sent (every turn but the aborted), ok, failed (sent, with an
-    error other than a cancel), aborted (never sent: an earlier turn failed), cancelled (in flight
-    when the run was interrupted)."""
+    """Turns by what became of them (docs/closed-loop.md): sent (every turn but the aborted), ok
+    (a clean answer), failed (sent, failed as the reference fails a turn, a cancel aside),
+    aborted (never sent: an earlier turn failed), cancelled (in flight when the run was
+    interrupted), partial (the response started but is not a clean answer; by kind). sent = ok +
+    failed + partial + cancelled. Reasoning dropped from deltas that also carried content, as
+    the reference drops it: its characters and the turns it happened in (docs/metrics.md)."""
 
     sent: int
     ok: int
     failed: int
     aborted: int
     cancelled: int
+    # 0 and empty in a file written before partial turns were told apart (they were `failed`)
+    partial: int = 0
+    partial_by_kind: dict[str, int] = field(default_factory=dict)
+    dropped_reasoning_chars: int = 0
+    dropped_reasoning_turns: int = 0
 
 
 @dataclass(frozen=True)
 class Turns(TurnCounts):
-    window: TurnCounts  # the same, over the turns issued before the window closed
+    window: TurnCounts = field(default_factory=lambda: TurnCounts(0, 0, 0, 0, 0))  # the same, over the window turns
 
 
 @dataclass(frozen=True)

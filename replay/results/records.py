@@ -29,22 +29,36 @@ import zstandard
 from ..errors import ReplayError
 from .layout import RECORDS_FILE, RECORDS_ZST_FILE
 
-#: Error kinds a failed turn can carry. `reset`: the server dropped the connection after the
-#: request was written (never resent); `too_large`: the response broke a size cap; `worker-lost`:
-#: the worker running the turn died (a Ray actor lost with its node), docs/ray.md.
-ERROR_KINDS = (
+#: Error kinds of a turn that *failed*, as the reference client fails one (docs/closed-loop.md):
+#: no response, or none it would keep. `http`: a status other than 200; `connect`: no connection;
+#: `reset`: the connection broke before the response head (never resent); `timeout`: the turn's
+#: time ran out (the request was cancelled); `too_large`: the response broke a size cap;
+#: `tool_call`: a tool-call delta the reference's merge cannot fold (arguments that are not a
+#: string, a function that is not an object, indexes that cannot be told apart or ordered);
+#: `aborted`: never sent, an earlier turn of the instance failed; `cancelled`: in flight when the
+#: run was interrupted; `worker-lost`: the worker running it died (docs/ray.md). The rest of a
+#: failed turn's trajectory instance is aborted.
+FAILED_KINDS = (
     "http",
-    "stream",
-    "error_object",
-    "malformed",
-    "timeout",
     "connect",
     "reset",
+    "timeout",
     "too_large",
+    "tool_call",
     "aborted",
     "cancelled",
     "worker-lost",
 )
+#: Error kinds of a *partial* turn: the 200 response started but is not a clean answer. The
+#: reference completes such a turn with what arrived, so it keeps its output and its trajectory
+#: goes on; trajbench's own keys count it apart from `ok`. `stream`: the stream broke after the
+#: response head; `error_object`: an `{"error": …}` object came in the stream; `malformed`: a
+#: line or chunk of a shape the parser does not expect (skipped, the rest folded); `unterminated`:
+#: the body ended without `[DONE]` or a finish reason; `empty`: a complete stream that carried no
+#: output and no finish reason (e.g. only `choices: []`).
+PARTIAL_KINDS = ("stream", "error_object", "malformed", "unterminated", "empty")
+#: Every error kind a record can carry.
+ERROR_KINDS = FAILED_KINDS + PARTIAL_KINDS
 
 
 @dataclass(frozen=True)
@@ -87,9 +101,24 @@ class Record:
     # written only when set, so records stay compact.
     replica: str | None = None
 
+    # Characters of reasoning dropped from deltas that also carried content, as the reference
+    # drops them (docs/metrics.md); written only when not 0, so records stay compact.
+    dropped_reasoning_chars: int = 0
+
     @property
     def ok(self) -> bool:
+        """A clean answer: no error of any kind."""
         return self.error_kind is None
+
+    @property
+    def failed(self) -> bool:
+        """Failed as the reference fails a turn (`FAILED_KINDS`): no output it would keep."""
+        return self.error_kind in FAILED_KINDS
+
+    @property
+    def partial(self) -> bool:
+        """Completed with what arrived (`PARTIAL_KINDS`): the reference counts it as a success."""
+        return self.error_kind in PARTIAL_KINDS
 
     def output_tokens(self) -> int | None:
         """The client tokenizer's count first (the reference's; a server cannot inflate it), else
@@ -211,6 +240,8 @@ def record_line(r: Record) -> bytes:
     d["chunks"] = pack_chunks(r.t_send_ns, r.chunk_ns)
     if r.replica is None:
         del d["replica"]
+    if not r.dropped_reasoning_chars:
+        del d["dropped_reasoning_chars"]
     try:
         return orjson.dumps(d)
     except TypeError:  # ASCII with escapes: the reader's standard decoder takes it back
@@ -233,6 +264,7 @@ def record_from_dict(d: dict[str, Any]) -> Record:
     else:
         values["chunk_ns"] = tuple(values["chunk_ns"] or ())
     values["tool_calls"] = tuple(values["tool_calls"] or ())
+    values["dropped_reasoning_chars"] = values["dropped_reasoning_chars"] or 0
     return Record(**values)  # type: ignore[arg-type]
 
 

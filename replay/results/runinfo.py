@@ -160,6 +160,9 @@ class RunInfo(traces.JsonFile):
     # --failure-budget: window turns that may end other than ok for the point to stay official
     # (docs/compliance.md); a run.json written before it has none, which is 0.
     failure_budget: int = 0
+    # Seconds a kept-alive socket could idle and be reused (--max-idle, else the profile's); a
+    # run.json written before it lacks it (those runs used 4 s).
+    max_idle: float | None = None
 
 
 def read_run_info(run_dir: str | os.PathLike[str]) -> RunInfo:

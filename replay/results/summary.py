@@ -1,15 +1,20 @@
-"""A run's result files: `result_summary.json` (the reference's keys, then trajbench's own under
-one key) and `report.txt` (docs/files.md), and how the run ended (`RunOutcome`: interrupted, crashed,
-nothing succeeded).
+"""A run's result files: `performance/result_summary.json` (the reference's keys, then trajbench's
+own under one key) and `report.txt` (docs/files.md), and how the run ended (`RunOutcome`:
+interrupted, crashed, nothing succeeded).
 
 `result_summary.json` loads in the reference client's own Report reader: its top-level keys in
-its order, with its meanings (`replay.results.metrics.reference_metrics`). Everything trajbench adds
-(its turn breakdown, per-user speed, ITL, cache hits, distributions without failures) sits under
-the one extra key `trajbench`.
+its order, with its meanings (`replay.results.metrics.reference_metrics`). It sits where the
+reference's readers look for it (`performance/result_summary.json` under the run folder, as its
+plotting reader and its submission layout read it), and it is the one copy every reader of ours
+reads too. Its `run_config` holds the reference's fields only (`reference_run_config`);
+trajbench's own configuration is run.json. Everything trajbench adds (its turn breakdown,
+per-user speed, ITL, cache hits, distributions without failures) sits under the one extra key
+`trajbench`.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,7 +27,7 @@ from ..errors import AllTurnsFailed
 from .layout import REPORT_FILE, SUMMARY_FILE
 from .metrics import reference_metrics, trajbench_metrics
 from .numbers import ReferenceMetrics, RunNumbers
-from .records import Record, read_records, records_path
+from .records import PARTIAL_KINDS, Record, read_records, records_path
 from .runinfo import read_run_info
 from .slo import Slo
 
@@ -41,10 +46,36 @@ class ResultSummary(ReferenceMetrics, traces.JsonFile):
     run_config: dict[str, Any]
     trajbench: RunNumbers
 
+    def write(self, folder: str | os.PathLike[str]) -> Path:
+        self.path(folder).parent.mkdir(exist_ok=True)  # performance/, as the reference lays it out
+        return super().write(folder)
+
+
+#: The reference's seeds: its defaults, and what its official configurations keep. trajbench's
+#: schedule has no randomness (the FIFO is in file order), so they only say what the file means.
+REFERENCE_SEED = 42
+
+
+def reference_run_config(concurrency: int | None) -> dict[str, Any]:
+    """`run_config` as the reference writes it for an agentic run: its load pattern at this
+    concurrency, its warmup (off, as trajbench runs none) and its two seeds; nothing else."""
+    return {
+        "load_pattern": {"type": "agentic_inference", "target_qps": None, "target_concurrency": concurrency},
+        "warmup": {
+            "enabled": False,
+            "n_requests": None,
+            "salt": False,
+            "drain": False,
+            "warmup_random_seed": REFERENCE_SEED,
+        },
+        "scheduler_random_seed": REFERENCE_SEED,
+        "dataloader_random_seed": REFERENCE_SEED,
+    }
+
 
 def build_summary(
     records: Sequence[Record],
-    run_config: dict[str, Any],
+    run: Mapping[str, Any],
     *,
     window_close_ns: int | None = None,
     interrupted: bool = False,
@@ -53,14 +84,18 @@ def build_summary(
     slo: Slo | None = None,
     trajectory_turns: Mapping[str, int] | None = None,
 ) -> ResultSummary:
+    """The summary of `records`; `run` is run.json's content (what of it a summary states: the
+    concurrency, whether a tokenizer counted tokens, the start)."""
+    tokenizer = run["tokenizer"] is not None if "tokenizer" in run else None
     ref = reference_metrics(
         records,
         window_close_ns=window_close_ns,
-        started_ns=int(run_config.get("started_monotonic_ns") or 0),
+        started_ns=int(run.get("started_monotonic_ns") or 0),
         state="interrupted" if interrupted or crashed else "complete",
+        tokenizer=tokenizer,
     )
     return ResultSummary(
-        run_config=run_config,
+        run_config=reference_run_config(run.get("concurrency")),
         trajbench=replace(
             trajbench_metrics(
                 records,
@@ -69,6 +104,7 @@ def build_summary(
                 crashed=crashed,
                 slo=slo,
                 trajectory_turns=trajectory_turns,
+                tokenizer=tokenizer,
             ),
             connections=connections,
         ),
@@ -122,7 +158,7 @@ def write_results(
         trajectory_turns=trajectory_turns,
     )
     summary.write(run_dir)
-    (run_dir / REPORT_FILE).write_text(render_report(summary), encoding="utf-8")
+    (run_dir / REPORT_FILE).write_text(render_report(summary, read_run_info(run_dir).to_json()), encoding="utf-8")
     return summary
 
 
@@ -159,15 +195,20 @@ class RunOutcome:
         return cls(True, ours.interrupted, ours.crashed, ours.turns.sent, ours.turns.ok, dict(ours.errors_by_kind))
 
     def failure(self, run_dir: str | Path) -> AllTurnsFailed:
-        """The error of a run where every turn failed: counts by kind and the first error."""
+        """The error of a run where no turn succeeded: counts by kind and the first error."""
         first = next((r for r in read_records(run_dir) if r.error_kind not in (None, "aborted")), None)
         first_error = None if first is None else f"{first.error_kind}: {first.error_message}"
         kinds = ", ".join(
             f"{k} {v}" for k, v in sorted(self.errors_by_kind.items(), key=lambda kv: (-kv[1], kv[0])) if k != "aborted"
         )
         n = "the 1 issued turn" if self.sent == 1 else f"every one of the {self.sent} issued turns"
+        if any(k in PARTIAL_KINDS for k in self.errors_by_kind):
+            what = "failed or came back partial (docs/closed-loop.md)"
+            measured = "no clean answer was measured"
+        else:
+            what, measured = "failed", "nothing was measured"
         return AllTurnsFailed(
-            f"{n} failed ({kinds}); nothing was measured. First error: {first_error}. "
+            f"{n} {what} ({kinds}); {measured}. First error: {first_error}. "
             f"Fix the endpoint and rerun; every turn is in {records_path(run_dir)}"
         )
 
@@ -205,9 +246,9 @@ def _goodput_lines(t: RunNumbers) -> list[str]:
     ]
 
 
-def render_report(s: ResultSummary) -> str:
-    """The human-readable digest of a summary: headline, window, latencies, tokens, failures."""
-    cfg = s.run_config
+def render_report(s: ResultSummary, cfg: Mapping[str, Any]) -> str:
+    """The human-readable digest of a summary (`cfg`: run.json's content, what the run was):
+    headline, window, latencies, tokens, failures."""
     t = s.trajbench
     inter = t.interactivity
     w = t.window
@@ -228,8 +269,8 @@ def render_report(s: ResultSummary) -> str:
         f"  window                {w.duration_ns / 1e9:.2f} s, {'closed' if w.closed else 'never closed (the FIFO outlasted every slot)'}",
         *_goodput_lines(t),
         "",
-        f"turns       sent {turns.sent}  ok {turns.ok}  failed {turns.failed}  aborted (not sent) {turns.aborted}  "
-        f"cancelled {turns.cancelled}  in window {turns.window.sent}",
+        f"turns       sent {turns.sent}  ok {turns.ok}  partial {turns.partial}  failed {turns.failed}  "
+        f"aborted (not sent) {turns.aborted}  cancelled {turns.cancelled}  in window {turns.window.sent}",
         f"reference   issued {s.n_samples_issued}  completed {s.n_samples_completed}  failed {s.n_samples_failed}  "
         f"(tracked turns, as the reference counts them)",
         "",
@@ -261,6 +302,17 @@ def render_report(s: ResultSummary) -> str:
     lines.append(f"finish        {', '.join(f'{k} {v}' for k, v in t.finish_reasons.items()) or '-'}")
     if t.errors_by_kind:
         lines.append(f"errors        {', '.join(f'{k} {v}' for k, v in t.errors_by_kind.items())}")
+    if turns.partial:
+        lines.append(
+            "partial       the response started but was not a clean answer: "
+            + ", ".join(f"{k} {v}" for k, v in turns.partial_by_kind.items())
+            + " (completed under the reference's keys, docs/closed-loop.md)"
+        )
+    if turns.dropped_reasoning_chars:
+        lines.append(
+            f"dropped       {turns.dropped_reasoning_chars} characters of reasoning in {turns.dropped_reasoning_turns} "
+            "turn(s): deltas that carried content too (the reference keeps the content, docs/metrics.md)"
+        )
     if (k := t.connections) is not None:
         reuse = "kept alive" if k.kept_alive else "one per request (the server closes them)"
         lines.append(

@@ -2,7 +2,9 @@
 alone, no socket, for the shapes a server streams: a tool call's argument pieces and plain
 content, one event per read (a paced engine), two (a client keeping up with a saturating server),
 eight (a client that fell behind) and a whole answer in one read; content as vLLM and SGLang
-frame it, folded with the learned frame (the default) and without it (every line parsed whole).
+frame it. Each shape is folded with both shortcuts (the default), without `_framed_text` (every
+read of a learned frame parsed whole), and by the rules alone (no shortcut), so a shortcut is
+kept only while it pays (docs/closed-loop.md).
 
     .venv/bin/python tests/bench/bench_fold.py
 
@@ -27,9 +29,17 @@ def _delta(delta: dict[str, object], finish: str | None = None) -> bytes:
     return ev({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
 
 
-class _NoFrame(ChatStream):
-    def _learn(self, line: bytes, obj: dict[str, object], text: str) -> None:
-        pass  # every line parsed whole
+class _NoFramedText(ChatStream):
+    def _framed_text(self, data: bytes, t_ns: int) -> bool:
+        return False  # a read of the learned frame is parsed whole
+
+
+class _RulesOnly(_NoFramedText):
+    def _one_event(self, data: bytes, t_ns: int) -> bool:
+        return False  # every read goes through the parser's line rules
+
+
+FOLDS = (("", ChatStream), (" [no _framed_text]", _NoFramedText), (" [rules only]", _RulesOnly))
 
 
 def _chunk(delta: dict[str, object], **extra: object) -> bytes:
@@ -57,7 +67,7 @@ def main() -> None:
         ("SGLang-framed content, one event per read", [*sglang, end]),
     )
     for name, reads in shapes:
-        for label, fold in (("", ChatStream), (" [no frame]", _NoFrame)):
+        for label, fold in FOLDS:
             best = float("inf")
             for _ in range(7):
                 t = time.process_time()

@@ -82,7 +82,9 @@ def main() -> None:
                 cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
                 n = sum(1 for _ in read_records(run_dir))
                 where = "parent CPU (client + scheduler)" if workers == 1 else "parent CPU (coordinator + writer)"
-                conns = json.loads((run_dir / "result_summary.json").read_text())["trajbench"]["connections"]
+                conns = json.loads((run_dir / "performance" / "result_summary.json").read_text())["trajbench"][
+                    "connections"
+                ]
                 print(
                     f"simulator, 64-token answers, workers={workers}: {n} turns in {wall:.1f} s = {n / wall:.0f} turns/s; "
                     f"{where} {1e3 * cpu / n:.2f} ms/turn; sockets opened before the first request "

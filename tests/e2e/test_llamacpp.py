@@ -214,7 +214,7 @@ def test_replay_and_eval_against_llama_server(
     cfg = read_run_info(run_dir)
     assert cfg.target == "real" and cfg.concurrency == concurrency and cfg.inject_delays is True
     assert cfg.salt == "mlperf" and cfg.request_params["max_completion_tokens"] == MAX_TOKENS
-    summary = json.loads((run_dir / "result_summary.json").read_text("utf-8"))
+    summary = json.loads((run_dir / "performance" / "result_summary.json").read_text("utf-8"))
     # the reference counts turns sent inside the measurement window (docs/metrics.md)
     assert summary["n_samples_issued"] == sum(r.in_window for r in records) and summary["n_samples_failed"] == 0
     assert summary["trajbench"]["cached_tokens"]["hit_rate"] > 0.3

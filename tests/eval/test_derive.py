@@ -37,7 +37,7 @@ def test_unofficial_reference_runs_are_refused_unless_told(tmp_path: Path, sampl
         derive_profile([run], "my-k3")
     msg = str(err.value)
     assert "salt mode 'strong', not mlperf" in msg and "recorded delays were skipped" in msg
-    assert "it has no result_summary.json" in msg  # a run that did not finish is a partial run
+    assert "it has no performance/result_summary.json" in msg  # a run that did not finish is a partial run
     assert "--allow-unofficial" in msg
 
     got = derive_profile([run], "my-k3", allow_unofficial=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,34 @@ def test_failed_turn_scores_zero_and_aborts_the_rest_of_its_instance(tmp_path: P
     assert statuses[inst.turns[fail_at].turn] == "timeout"
     assert statuses[inst.turns[-1].turn] in ("aborted",)
     assert res["mismatches"]["coding"][0]["produced"].startswith("(no output: ")
+
+
+def test_a_partial_turn_is_scored_on_what_arrived_and_its_instance_goes_on(tmp_path: Path, coding_shards: Path) -> None:
+    """The reference completes a turn whose stream broke (or carried an error object, a
+    malformed line, nothing) with what arrived: it is observed and scored on that output, and the
+    turns after it were sent; an empty one scores 0 but is not missing."""
+    inst = traces.Shards(coding_shards).instance(0)
+    recs = [record(r, oracle(r), tokens=5) for r in inst.turns]
+    base = score_run(write_run(tmp_path / "base", coding_shards, records=recs)).to_json()
+    scorable = [p["client_turn"] for p in base["per_turn"] if p["conversation_id"] == inst.trajectory_id]
+    broken, empty = (next(k for k, r in enumerate(inst.turns) if r.turn == t) for t in scorable[:2])
+    recs[broken] = replace(recs[broken], error_kind="stream", error_message="the stream broke")
+    recs[empty] = replace(recs[empty], content="", reasoning="", tool_calls=(), error_kind="empty", error_message="-")
+    res = score_run(write_run(tmp_path / "run", coding_shards, records=recs)).to_json()
+    rows = {p["client_turn"]: p for p in res["per_turn"] if p["conversation_id"] == inst.trajectory_id}
+    t = res["turns"]
+    assert (t["missing"], t["aborted_unsent"], t["observed"], t["scored"]) == (
+        0,
+        0,
+        t["scored"],
+        base["turns"]["scored"],
+    )
+    assert (rows[scorable[0]]["status"], rows[scorable[0]]["score"]) == ("stream", 1.0)  # its output arrived
+    assert (rows[scorable[1]]["status"], rows[scorable[1]]["score"], "missing" in rows[scorable[1]]) == (
+        "empty",
+        0.0,
+        False,
+    )
 
 
 def test_cancelled_and_stopped_instances_do_not_add_unsent_turns(tmp_path: Path, coding_shards: Path) -> None:

@@ -36,7 +36,7 @@ def test_a_complete_run_gets_no_warning(tmp_path: Path, sample_shards: Path) -> 
     [
         ({"interrupted": True}, "it was interrupted (Ctrl-C or SIGTERM) and stopped issuing early"),
         ({"crashed": True}, "it crashed before it finished"),
-        (None, "it has no result_summary.json (it crashed, was killed, or is still running)"),
+        (None, "it has no performance/result_summary.json (it crashed, was killed, or is still running)"),
     ],
     ids=["interrupted", "crashed", "no-summary"],
 )

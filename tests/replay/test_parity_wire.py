@@ -127,6 +127,40 @@ def test_crafted_rows_go_out_byte_for_byte(tmp_path: Path) -> None:
     assert (n, messages_ok, tools_ok) == (10, 10, 10)  # 5 client turns, 2 repeats
 
 
+#: Tools that go back to none (the first user row has none; a later row gives some), and an
+#: empty list the reference sends as it is.
+TOOLS_TO_NONE = [
+    {"conversation_id": "back", "turn": 1, "role": "user", "content": "Start.", "system": "You help."},
+    {"conversation_id": "back", "turn": 2, "role": "assistant", "content": "Which tool?"},
+    {"conversation_id": "back", "turn": 3, "role": "user", "content": "Use this one.", "tools": [TOOL_A]},
+    {
+        "conversation_id": "back",
+        "turn": 4,
+        "role": "assistant",
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": '{"command":"ls"}'}}],
+    },
+    {"conversation_id": "back", "turn": 5, "role": "tool", "tool_results": [{"tool_call_id": "c1", "content": "a.py"}]},
+    {"conversation_id": "back", "turn": 6, "role": "assistant", "content": "Done."},
+    {"conversation_id": "back", "turn": 7, "role": "user", "content": "Thanks."},
+    {"conversation_id": "back", "turn": 8, "role": "assistant", "content": "Bye."},
+    {"conversation_id": "empty", "turn": 1, "role": "user", "content": "Hi.", "system": "S.", "tools": []},
+    {"conversation_id": "empty", "turn": 2, "role": "assistant", "content": "Hello."},
+    {"conversation_id": "empty", "turn": 3, "role": "user", "content": "Again."},
+    {"conversation_id": "empty", "turn": 4, "role": "assistant", "content": "Hello again."},
+]
+
+
+def test_tools_that_go_back_to_none_and_an_empty_list_go_out_as_the_reference_sends_them(tmp_path: Path) -> None:
+    """Turn 3 gives tools the first user row did not: turns 5 and 7 go back to none (the shards
+    once kept sending turn 3's); `tools: []` is sent on every turn of its conversation."""
+    src = _write(tmp_path, TOOLS_TO_NONE)
+    want = expected_requests(read_rows(src))
+    assert [want[("back", t)][1] is None for t in (1, 3, 5, 7)] == [True, False, True, True]
+    assert [want[("empty", t)][1] for t in (1, 3)] == [b"[]", b"[]"]
+    n, messages_ok, tools_ok = _compare(src, tmp_path, repeats=1, concurrency=2)
+    assert (n, messages_ok, tools_ok) == (6, 6, 6)
+
+
 def test_a_row_without_tools_takes_the_first_user_rows_tools(tmp_path: Path) -> None:
     traj = next(iter(traces.read_sources([str(_write(tmp_path, CRAFTED))], "mlperf-jsonl")))
     tools = traj.effective_tools()

@@ -42,7 +42,7 @@ def run(shards: Path, out: Path, base_url: str | None, **kw: Any) -> Path:
 
 
 def summary_of(run_dir: Path) -> dict[str, Any]:
-    return json.loads((run_dir / "result_summary.json").read_text())
+    return json.loads((run_dir / "performance" / "result_summary.json").read_text())
 
 
 def test_each_request_body_is_what_traces_show_prints(sample_shards: Path, tmp_path: Path) -> None:
@@ -165,7 +165,9 @@ def test_window_closes_when_a_finished_slot_finds_the_fifo_empty(tmp_path: Path,
     start = min(r.t_send_ns for r in recs.values())
     end = max(r.t_last_ns for k, r in recs.items() if flags[k])
     assert s["duration_ns"] == ours["window"]["duration_ns"] == end - start
-    assert s["output_sequence_lengths"]["total"] == 9  # 3 window turns × 3 tokens; the tail is out
+    # no tokenizer: the reference's token keys stay empty; trajbench's own keep the server's usage
+    assert s["output_sequence_lengths"] == {} and s["tps"] is None
+    assert ours["output_sequence_lengths"]["total"] == 9  # 3 window turns × 3 tokens; the tail is out
     assert recs[("long", 3)].t_send_ns >= ours["window"]["close_ns"] > recs[("short2", 1)].t_send_ns
 
 
@@ -305,7 +307,7 @@ def test_sigkill_mid_run_leaves_every_finished_turn_readable(sample_shards: Path
     assert len(records) >= 6 and all(r.ok for r in records)
     assert len(records) == _lines(out)  # no torn line, every line a record
     assert completed_at_server - len(records) <= 2  # only turns in flight (at most C) are lost
-    assert not (out / "result_summary.json").exists()
+    assert not (out / "performance" / "result_summary.json").exists()
 
 
 def test_ctrl_c_stops_issuing_cancels_after_the_drain_time_and_keeps_results(
@@ -378,9 +380,10 @@ def test_replay_against_the_simulator_fixture(sim_server: str, sample_shards: Pa
     run_dir = run(sample_shards, tmp_path / "run", sim_server, concurrency=4, inject_delays=False, turn_timeout=30)
     s = summary_of(run_dir)
     ours = s["trajbench"]
-    assert ours["turns"]["ok"] == 17 and s["tps"] > 0 and ours["interactivity"]["e2e_interactivity"] > 0
+    assert ours["turns"]["ok"] == 17 and ours["throughput"]["output_tokens_per_s"] > 0
+    assert ours["interactivity"]["e2e_interactivity"] > 0 and s["tps"] is None  # no tokenizer: as the reference
     assert s["n_samples_completed"] == ours["turns"]["window"]["ok"]  # the reference's counts are the tracked turns
-    assert ours["interactivity"]["output_tokens_sum"] == s["output_sequence_lengths"]["total"]
+    assert ours["interactivity"]["output_tokens_sum"] == ours["output_sequence_lengths"]["total"]
     assert ours["cached_tokens"]["turns_reporting"] > 0
     assert os.path.getsize(run_dir / "report.txt") > 0
 
@@ -408,3 +411,25 @@ def test_a_run_reads_the_shard_footers_once_and_plans_every_cycled_turn(
     assert reads == [len(traces.Shards(sample_shards))]
     records = list(read_records(run_dir))
     assert read_run_info(run_dir).planned_turns == len(records) == 17 + 10 and all(r.ok for r in records)
+
+
+def test_the_turn_timeout_and_idle_time_default_to_the_profiles_and_are_recorded(sample_shards: Path) -> None:
+    """An official profile waits as the reference's official configuration does (a turn 14,400 s,
+    not 600: a long answer at a low per-user speed outlasts minutes; a socket idle 0.5 s);
+    --turn-timeout and --max-idle override them; run.json records what the run used."""
+    import traces
+    from replay.loop import WorkerPlan
+    from replay.loop.backend import open_client
+    from replay.run import run_info
+
+    shards = traces.Shards(sample_shards)
+    profile = traces.get_profile("qwen3.6-35b-a3b")
+    info = run_info(
+        RunConfig(shards=str(sample_shards), profile=profile.name), shards, profile, "http://h:1", "real", 1
+    )
+    assert (info.turn_timeout, info.max_idle) == (14_400.0, 0.5)
+    given = RunConfig(shards=str(sample_shards), profile=profile.name, turn_timeout=30.0, max_idle=3.0)
+    info = run_info(given, shards, profile, "http://h:1", "real", 1)
+    assert (info.turn_timeout, info.max_idle) == (30.0, 3.0)
+    client = open_client(WorkerPlan(0, (0,), str(sample_shards), profile, "http://h:1", max_idle_s=0.5))
+    assert client._transport._max_idle_ns == 500_000_000  # the pool drops sockets idle longer

@@ -37,7 +37,7 @@ def test_sweep_runs_each_point_then_resumes(sample_shards: Path, tmp_path: Path)
         for d in ("c0001", "c0002"):
             assert json.loads((folder / d / "run.json").read_text())["concurrency"] == int(d[1:])
         # an interrupted point (no result_summary.json) is rerun; finished ones are kept
-        (folder / "c0002" / "result_summary.json").unlink()
+        (folder / "c0002" / "performance" / "result_summary.json").unlink()
         said: list[str] = []
         asyncio.run(run_sweep(base, [1, 2], folder, after_point=lambda d: scored.append(d.name), echo=said.append))
         assert "C=1: kept (already done)" in said

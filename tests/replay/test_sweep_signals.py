@@ -40,7 +40,7 @@ def _records(run_dir: Path) -> int:
 
 
 def _summary(run_dir: Path) -> dict:
-    return json.loads((run_dir / "result_summary.json").read_text())
+    return json.loads((run_dir / "performance" / "result_summary.json").read_text())
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])

@@ -41,6 +41,8 @@ OPTIONAL = {
     "derivation": "a mapping (written by `trajbench profiles derive`)",
     "output_consistency": "a mapping of empty, first_token, length to the largest share of answers allowed "
     "(docs/audits.md)",
+    "turn_timeout_s": "seconds a turn may take, a number > 0 (default 86400, the reference client's)",
+    "max_idle_s": "seconds a kept-alive socket may idle before it is not reused, a number > 0 (default 4.0)",
 }
 #: The output-consistency audit's limits a profile may state (docs/audits.md).
 OUTPUT_CONSISTENCY_KEYS = ("empty", "first_token", "length")
@@ -127,6 +129,9 @@ def check_profile(name: Any, spec: Any) -> list[str]:
         bad("derivation")
     if spec.get("output_consistency") is not None:
         problems += [f"{where}: output_consistency{p}" for p in _check_output_consistency(spec["output_consistency"])]
+    for key in ("turn_timeout_s", "max_idle_s"):
+        if key in spec and not (_is_number(spec[key]) and spec[key] > 0):
+            bad(key)
     return problems
 
 

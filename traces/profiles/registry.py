@@ -31,6 +31,11 @@ BUILT_IN = "built-in"
 #: share of answered turns that may be empty, end at their first token, or stop at the output cap
 #: (`finish_reason: length`). A profile's `output_consistency` overrides any of them.
 DEFAULT_OUTPUT_CONSISTENCY = {"empty": 0.01, "first_token": 0.01, "length": 0.05}
+#: The reference client's defaults of a profile's client settings (`Profile.turn_timeout_s`, `max_idle_s`).
+DEFAULT_TURN_TIMEOUT_S = 86_400.0
+DEFAULT_MAX_IDLE_S = 4.0
+#: Fields that set how the client waits, not what is sent or how a run is judged: outside the hash.
+CLIENT_FIELDS = ("turn_timeout_s", "max_idle_s")
 
 
 class ProfileError(TraceError):
@@ -62,6 +67,12 @@ class Profile:
     #: the output-consistency audit's limits this profile states (docs/audits.md); None: the
     #: defaults (`DEFAULT_OUTPUT_CONSISTENCY`), which `output_limits` fills in for any key left out
     output_consistency: dict[str, float] | None = None
+    #: the client's defaults for this model (docs/closed-loop.md), as the reference's official
+    #: configuration of the model sets them: seconds a turn may take before it fails (a request
+    #: cancelled), and seconds a kept-alive socket may idle before it is not reused. Absent from a
+    #: file: the reference client's own defaults.
+    turn_timeout_s: float = DEFAULT_TURN_TIMEOUT_S
+    max_idle_s: float = DEFAULT_MAX_IDLE_S
     #: `built-in`, or the user file it was read from (never part of the content or its hash)
     source: str = field(default=BUILT_IN, compare=False)
 
@@ -97,6 +108,8 @@ class Profile:
                 "swebench": self.thresholds.swebench,
             },
             "swebench_template": self.swebench_template,
+            "turn_timeout_s": self.turn_timeout_s,
+            "max_idle_s": self.max_idle_s,
         }
         if self.derivation is not None:
             out["derivation"] = self.derivation
@@ -107,15 +120,16 @@ class Profile:
 
     def content_hash(self) -> str:
         """sha256 of what a run is judged by, as canonical JSON: the same profile gives the same
-        hash anywhere, and a reworded description or derivation note does not fail older runs."""
-        judged = {k: v for k, v in self.content().items() if k not in ("description", "derivation")}
+        hash anywhere, and a reworded description or derivation note does not fail older runs; the
+        client's waiting times (`CLIENT_FIELDS`) are not part of it: a run records its own."""
+        judged = {k: v for k, v in self.content().items() if k not in ("description", "derivation", *CLIENT_FIELDS)}
         text = json.dumps(judged, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def profile_from(spec: Mapping[str, Any], *, source: str = BUILT_IN) -> Profile:
     """A profile from checked content (`Profile.content()`, or a file's entry with its name)."""
-    fields_ = {k: v for k, v in spec.items() if k != "thresholds"}
+    fields_: dict[str, Any] = {k: float(v) if k in CLIENT_FIELDS else v for k, v in spec.items() if k != "thresholds"}
     return Profile(**fields_, thresholds=Thresholds(**spec["thresholds"]), source=source)
 
 

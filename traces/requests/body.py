@@ -20,7 +20,7 @@ def request_body(
     max_completion_tokens: int | None = None,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {"model": model or profile.served_model_name, "messages": messages}
-    if tools:
+    if tools is not None:  # an empty list too, as the reference sends it
         body["tools"] = tools
     body["stream"] = True
     body["stream_options"] = {"include_usage": True}

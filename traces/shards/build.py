@@ -227,7 +227,7 @@ def instance_rows(
             "salt_repeat": salt.repeat,
             "salt_conversation": salt.conversation,
             "system": system if k == 0 else None,
-            "tools_json": tools_json if tools_json != prev_tools_json else None,
+            "tools_json": _tools_change(tools_json, prev_tools_json),
             "delta_json": source_json(delta),
             "marker_field": None if marker is None else marker.field,
             "marker_at": None if marker is None else marker.at,
@@ -256,6 +256,15 @@ def instance_rows(
 def _assistant(delta: list[dict[str, Any]]) -> int | None:
     """Index of the replayed assistant row in a turn's delta (the role order allows one at most)."""
     return next((j for j, flat in enumerate(delta) if flat["role"] == "assistant"), None)
+
+
+def _tools_change(tools_json: str | None, before: str | None) -> str | None:
+    """A row's `tools_json`: stored only where the tools change (None: as the turn before). A
+    change to no tools at all is stored as JSON `null`, so the reader sends none from then on
+    instead of keeping the earlier turn's tools."""
+    if tools_json == before:
+        return None
+    return "null" if tools_json is None else tools_json
 
 
 def _tools_json(tools: tuple[dict[str, Any], ...] | None, cache: dict[int, str]) -> str | None:

@@ -105,8 +105,8 @@ def instance_flat_rows(instance: Instance) -> Iterator[dict[str, Any]]:
             is_client_row = j == len(delta) - 1
             if k == 0 and j == 0 and turn.system is not None:
                 row["system"] = turn.system
-            if is_client_row and turn.tools_json is not None:
-                row["tools"] = source_loads(turn.tools_json)
+            if is_client_row and turn.tools_json is not None and (tools := source_loads(turn.tools_json)) is not None:
+                row["tools"] = tools  # a change to no tools ("null") is the rule's own default: nothing written
             yield row
     last = instance.turns[-1]
     if last.expected_json is not None:

@@ -144,7 +144,7 @@ def iter_prompts(instance: Instance, *, salt: Salt | None = None, markers: bool 
     builder = PromptBuilder(first.system, salt, source_id=instance.trajectory_id)
     tools: list[dict[str, Any]] | None = None
     for row in instance.turns:
-        if row.tools_json is not None:
+        if row.tools_json is not None:  # a change; "null": no tools from this turn on
             tools = source_loads(row.tools_json)
         builder.add_delta(row.delta, row.marker if markers else None)
         yield TurnPrompt(row, list(builder.messages), tools, builder.sha256())

@@ -87,6 +87,24 @@ def server_message(msg: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def reference_calls_json(calls: list[dict[str, Any]]) -> str:
+    """Tool calls as the reference client's token-count fallback writes them when the chat
+    template cannot render them: compact JSON (no spaces), non-ASCII kept, each call as its
+    stream merge built it (`type`, `function` with `arguments` then a non-empty `name`, a
+    non-empty `id` last), arguments left as the string that arrived."""
+    merged = []
+    for call in calls:
+        fn = call.get("function") or {}
+        out_fn: dict[str, Any] = {"arguments": fn.get("arguments") or ""}
+        if fn.get("name"):
+            out_fn["name"] = fn["name"]
+        out: dict[str, Any] = {"type": call.get("type") or "function", "function": out_fn}
+        if call.get("id"):
+            out["id"] = call["id"]
+        merged.append(out)
+    return json.dumps(merged, ensure_ascii=False, separators=(",", ":"))
+
+
 class ChatPrompt:
     """`PromptCount` of one prompt: running token count of its rendered text."""
 
@@ -190,7 +208,7 @@ class ChatTokenizer:
         try:
             return self.answer_tokens(answer)
         except TokenizerError:  # e.g. arguments that are not JSON: the reference counts the text
-            text = json.dumps(list(calls), ensure_ascii=False) if calls else ""
+            text = reference_calls_json(calls) if calls else ""
             return self.count_text("\n".join(p for p in (content, reasoning, text) if p))
 
     def history_render(self, messages: list[dict[str, Any]]) -> str:

@@ -136,16 +136,27 @@ def test_success_over_the_fast_transport_has_ordered_times() -> None:
     assert srv.books.requests[0].headers["authorization"] == f"Bearer {KEY}"
 
 
-def test_error_object_under_200() -> None:
+def test_error_object_under_200_is_partial_and_the_stream_is_read_to_its_end() -> None:
+    """The reference skips an error object and reads on: what follows it is kept, the turn is
+    completed (partial), not failed."""
     err = b'data: {"error":{"message":"out of KV cache","code":503}}\n\n'
-    r, _ = _turn(_writes(sse_head(), chunk(delta_event("a")), chunk(err)))
-    assert (r.error_kind, r.http_status, r.content) == ("error_object", 200, "a")
+    r, _ = _turn(_writes(sse_head(), chunk(delta_event("a")), chunk(err), chunk(delta_event("b")), END))
+    assert (r.error_kind, r.http_status, r.content) == ("error_object", 200, "ab")
     assert "out of KV cache" in (r.error_message or "")
 
 
-def test_malformed_line() -> None:
-    r, _ = _turn(_writes(sse_head(), chunk(delta_event("a")), chunk(b"data: {oops\n\n"), chunk(DONE_EVENT), END))
-    assert r.error_kind == "malformed" and "{oops" in (r.error_message or "")
+def test_malformed_line_is_partial_and_skipped() -> None:
+    r, _ = _turn(
+        _writes(
+            sse_head(),
+            chunk(delta_event("a")),
+            chunk(b"data: {oops\n\n"),
+            chunk(delta_event("b")),
+            chunk(DONE_EVENT),
+            END,
+        )
+    )
+    assert r.error_kind == "malformed" and "{oops" in (r.error_message or "") and r.content == "ab"
 
 
 def test_close_mid_stream() -> None:
@@ -153,9 +164,45 @@ def test_close_mid_stream() -> None:
     assert r.error_kind == "stream" and r.content == "a" and r.t_first_ns is not None
 
 
-def test_clean_end_without_done_or_finish_is_a_stream_error() -> None:
+def test_clean_end_without_done_or_finish_is_unterminated() -> None:
     r, _ = _turn(_writes(sse_head(), chunk(delta_event("a")), END))
-    assert r.error_kind == "stream" and "truncated" in (r.error_message or "")
+    assert (r.error_kind, r.content) == ("unterminated", "a") and "finish_reason" in (r.error_message or "")
+
+
+def test_choices_empty_then_done_is_empty() -> None:
+    r, _ = _turn(_writes(sse_head(), chunk(b'data: {"choices":[]}\n\n'), chunk(DONE_EVENT), END))
+    assert (r.error_kind, r.content, r.t_first_ns) == ("empty", "", None)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b'data: {"choices":{"index":0,"delta":{"content":"x"}}}\n\n',  # choices an object
+        b'data: {"choices":[{"index":0,"delta":"x"}]}\n\n',  # delta a string
+        b'data: {"choices":[{"index":0,"delta":{"content":7}}]}\n\n',  # content a number
+        b'data: {"choices":["x"]}\n\n',  # a choice that is not an object
+        b'data: {"choices":[{"delta":{"tool_calls":{"index":0}}}]}\n\n',  # tool_calls an object
+    ],
+)
+def test_a_chunk_of_an_unexpected_shape_is_malformed_never_a_crash(bad: bytes) -> None:
+    r, _ = _turn(
+        _writes(sse_head(), chunk(delta_event("a")), chunk(bad), chunk(delta_event("b")), chunk(DONE_EVENT), END)
+    )
+    assert (r.error_kind, r.content) == ("malformed", "ab")
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        {"index": 0, "function": {"name": "bash", "arguments": {"command": "ls"}}},  # arguments an object
+        {"index": [0], "function": {"name": "bash", "arguments": "{}"}},  # index a list
+        {"index": 0, "function": "bash"},  # function a string
+    ],
+)
+def test_a_tool_call_the_reference_cannot_merge_fails_the_turn(part: dict[str, Any]) -> None:
+    event = b"data: " + json.dumps({"choices": [{"index": 0, "delta": {"tool_calls": [part]}}]}).encode() + b"\n\n"
+    r, _ = _turn(_writes(sse_head(), chunk(event), chunk(FINISH_EVENT), chunk(DONE_EVENT), END))
+    assert r.error_kind == "tool_call" and "reference fails this turn" in (r.error_message or "")
 
 
 @pytest.mark.parametrize("status", [500, 429])
@@ -165,9 +212,11 @@ def test_http_error_status(status: int) -> None:
     assert r.error_message == f"HTTP {status}: busy (overloaded)"
 
 
-def test_connection_reset() -> None:
+def test_a_reset_after_the_response_started_is_a_broken_stream() -> None:
+    """After the 200 head the reference completes the turn with what arrived: partial, not failed."""
     r, srv = _turn(_writes(sse_head(), chunk(delta_event("a")), then=Exchange.reset))
-    assert r.error_kind == "reset" and "not resent" in (r.error_message or "")
+    assert (r.error_kind, r.content, r.http_status) == ("stream", "a", 200)
+    assert "reset" in (r.error_message or "")
     assert len(srv.books.requests) == 1
 
 

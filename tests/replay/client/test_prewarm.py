@@ -113,7 +113,7 @@ def test_a_run_warms_every_slot_and_reports_its_sockets(sample_shards: Path, tmp
             out=str(tmp_path / "run"),
         )
         run_dir = asyncio.run(run_replay(cfg))
-    summary = json.loads((run_dir / "result_summary.json").read_text())
+    summary = json.loads((run_dir / "performance" / "result_summary.json").read_text())
     conns = summary["trajbench"]["connections"]
     assert conns == {
         "prewarmed": 4,

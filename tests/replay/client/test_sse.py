@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from itertools import pairwise
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 from streams import parse_sse, parse_stream
@@ -56,9 +57,9 @@ def test_error_null_is_an_ordinary_chunk() -> None:
     assert parse_sse(_data({"choices": [], "error": None}))[0][0] == CHUNK
 
 
-def test_non_json_data_line_is_malformed() -> None:
+def test_non_json_data_line_is_malformed_and_the_stream_goes_on() -> None:
     events = parse_sse(b"data: {not json\n\n" + DONE_LINE)
-    assert events == [(MALFORMED, "{not json")]
+    assert events == [(MALFORMED, "{not json"), (DONE, None)]
 
 
 def test_bare_line_that_is_no_sse_field_is_malformed() -> None:
@@ -155,6 +156,7 @@ def _facts(s: ChatStream) -> tuple[object, ...]:
         list(s.chunk_ns),
         s.t_first_ns,
         s.t_last_ns,
+        s.dropped_reasoning_chars,
     )
 
 
@@ -179,9 +181,9 @@ def test_stream_without_done_but_with_finish_is_complete() -> None:
     assert parse_stream([(1, _delta(content="x") + FINISH)]).error_kind is None
 
 
-def test_stream_cut_before_finish_is_a_stream_error() -> None:
+def test_stream_cut_before_finish_is_unterminated() -> None:
     s = parse_stream([(1, _delta(content="x"))])
-    assert s.error_kind == "stream" and "truncated" in (s.error_message or "")
+    assert s.error_kind == "unterminated" and "truncated" in (s.error_message or "")
 
 
 def test_error_object_becomes_error_kind_with_its_message() -> None:
@@ -189,10 +191,12 @@ def test_error_object_becomes_error_kind_with_its_message() -> None:
     assert (s.error_kind, s.error_message) == ("error_object", "overloaded (server_error)")
 
 
-def test_malformed_line_becomes_error_kind() -> None:
+def test_malformed_line_becomes_error_kind_and_the_fold_goes_on() -> None:
     s = ChatStream()
-    assert s.feed(b"data: nope\n\n", 5) is True
+    assert s.feed(b"data: nope\n\n", 5) is False
     assert s.error_kind == "malformed" and "nope" in (s.error_message or "")
+    assert s.feed(_delta(content="later") + DONE_LINE, 6) is True
+    assert (s.content, s.error_kind) == (["later"], "malformed")
 
 
 def test_one_event_per_read_folds_like_the_general_path() -> None:
@@ -202,8 +206,11 @@ def test_one_event_per_read_folds_like_the_general_path() -> None:
     extra = [
         _data({"error": {"message": "boom"}}),  # an error object under 200: the general path's rule
         b'data: {"not json\n\n',  # malformed
+        _data({"choices": {"delta": {"content": "x"}}}),  # a shape the reference's decoder rejects
+        _delta(reasoning="dropped", content="kept"),  # content and reasoning in one delta
+        _delta(tool_calls=[{"index": 0, "function": {"arguments": {"x": 1}}}]),  # a failing tool call
     ]
-    for tail in ([], extra[:1], extra[1:]):
+    for tail in ([], *([e] for e in extra)):
         reads = [(10 * k, e) for k, e in enumerate(events[:-1] + tail)]
         # the general path, forced by reading two events at once where the shortcut cannot apply
         general = ChatStream()
@@ -214,6 +221,7 @@ def test_one_event_per_read_folds_like_the_general_path() -> None:
             general.first_chars,
             general.error_message,
         )
+        assert tail == [] or one.error_kind is not None or one.dropped_reasoning_chars
     s = parse_stream([(10 * k, e) for k, e in enumerate(events)])
     assert list(s.chunk_ns) == [10 * k for k in range(1, 10)] and (s.t_first_ns, s.first_chars) == (10, 6)
 
@@ -287,8 +295,10 @@ def test_a_learned_frame_folds_exactly_like_the_full_rules(
     pre, suf = frame
     lines = [pre + b"first" + suf] + [pre + inner + suf for inner in inners]
     events = [line + b"\n\n" for line in lines] + [FINISH, DONE_LINE]
-    reads: list[tuple[int, bytes]] = []  # consecutive events per read, `sizes` cycled
-    taken = 0
+    # the first line alone (the frame is learned from a content chunk read alone, as a paced
+    # engine sends it), then consecutive events per read, `sizes` cycled
+    reads: list[tuple[int, bytes]] = [(0, events[0])]
+    taken = 1
     while taken < len(events):
         size = sizes[len(reads) % len(sizes)]
         reads.append((10 * len(reads), b"".join(events[taken : taken + size])))
@@ -303,6 +313,141 @@ def test_a_frame_is_not_learned_when_the_first_content_key_is_not_the_delta_text
     # "content" first appears outside the delta: the probe finds the varying string elsewhere
     line = b'data: {"x":{"content":"a"},"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}'
     s = parse_stream(
-        [(1, line + b"\n\n" + line.replace(b'{"content":"a"},"choices', b'{"content":"b"},"choices') + b"\n\n")]
+        [(1, line + b"\n\n"), (2, line.replace(b'{"content":"a"},"choices', b'{"content":"b"},"choices') + b"\n\n")]
     )
     assert s.frame == (b"", b"") and s.content == ["a", "a"]
+
+
+# ---- the reference's rules for what a delta holds (docs/closed-loop.md, docs/metrics.md)
+
+
+def test_a_delta_with_content_and_reasoning_keeps_the_content_and_counts_the_dropped_reasoning() -> None:
+    """A chunk spanning </think> (MTP): the reference keeps the content, drops that delta's
+    reasoning; the first chunk is its content alone."""
+    s = parse_stream(
+        [
+            (10, _delta(reasoning_content="plan")),
+            (20, _delta(reasoning_content="…done", content="Answer")),
+            (30, _delta(content=" more") + FINISH + DONE_LINE),
+        ]
+    )
+    assert ("".join(s.reasoning), "".join(s.content), s.dropped_reasoning_chars) == ("plan", "Answer more", 5)
+    assert (s.error_kind, list(s.chunk_ns), s.t_first_ns, s.first_chars) == (None, [10, 20, 30], 10, 4)
+    first = parse_stream([(10, _delta(reasoning="r", content="c") + FINISH + DONE_LINE)])
+    assert (first.content, first.reasoning, first.first_chars, first.dropped_reasoning_chars) == (["c"], [], 1, 1)
+
+
+def test_reasoning_content_is_preferred_to_reasoning_and_empty_content_keeps_reasoning() -> None:
+    s = parse_stream([(1, _delta(reasoning_content="a", reasoning="b") + _delta(content="", reasoning="c") + FINISH)])
+    assert (s.reasoning, s.content, s.dropped_reasoning_chars) == (["a", "c"], [], 0)
+
+
+def test_an_error_object_is_noted_and_what_follows_is_folded() -> None:
+    err = _data({"error": {"message": "overloaded", "type": "server_error"}})
+    s = parse_stream([(1, _delta(content="x") + err + _delta(content="y") + FINISH + DONE_LINE)])
+    assert (s.error_kind, s.error_message, s.content, s.finish_reason) == (
+        "error_object",
+        "overloaded (server_error)",
+        ["x", "y"],
+        "stop",
+    )
+
+
+def test_only_empty_choices_then_done_is_empty() -> None:
+    s = parse_stream([(1, USAGE + DONE_LINE)])
+    s.settle(whole=True)
+    assert (s.error_kind, s.usage) == ("empty", {"prompt_tokens": 7, "completion_tokens": 3})
+    answered = parse_stream([(1, _data({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}) + DONE_LINE)])
+    answered.settle(whole=True)
+    assert answered.error_kind is None  # an empty answer that says why it stopped is an answer
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        {"choices": {"index": 0, "delta": {"content": "x"}}},
+        {"choices": [{"index": 0, "delta": "x"}]},
+        {"choices": ["x"]},
+        {"choices": [None]},
+        {"choices": [{"delta": {"content": 1}}]},
+        {"choices": [{"delta": {"reasoning": ["x"]}}]},
+        {"choices": [{"delta": {"role": 5, "content": "x"}}]},
+        {"choices": [{"delta": {"content": "x"}, "finish_reason": 3}]},
+        {"choices": [{"delta": {"tool_calls": {"index": 0}}}]},
+        {"choices": [{"delta": {"tool_calls": ["x"]}}]},
+    ],
+)
+def test_a_chunk_the_reference_decoder_rejects_is_skipped_as_malformed(chunk: dict[str, object]) -> None:
+    s = parse_stream([(1, _delta(content="a") + _data(chunk) + _delta(content="b") + FINISH + DONE_LINE)])
+    assert (s.error_kind, s.content, s.finish_reason) == ("malformed", ["a", "b"], "stop")
+
+
+def test_a_usage_that_is_no_object_is_malformed_but_its_chunk_still_counts() -> None:
+    s = parse_stream([(1, _data({"choices": [{"delta": {"content": "a"}}], "usage": 5}) + FINISH + DONE_LINE)])
+    assert (s.error_kind, s.content, s.usage) == ("malformed", ["a"], None)
+
+
+def _calls(*parts: dict[str, object]) -> bytes:
+    return _delta(tool_calls=list(parts))
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        {"index": 0, "function": {"name": "bash", "arguments": {"command": "ls"}}},
+        {"index": 0, "function": {"arguments": ["ls"]}},
+        {"index": 0, "function": {"arguments": 5}},
+        {"index": [0], "function": {"arguments": "{}"}},
+        {"index": {"i": 0}, "function": {"arguments": "{}"}},
+        {"index": 0, "function": "bash"},
+    ],
+)
+def test_a_tool_call_piece_the_reference_merge_fails_on_fails_the_turn(part: dict[str, object]) -> None:
+    s = parse_stream([(1, _calls(part) + _delta(content="after") + FINISH + DONE_LINE)])
+    s.settle(whole=True)
+    assert s.error_kind == "tool_call" and s.content == ["after"]  # the stream is still read to its end
+
+
+def test_empty_object_arguments_are_skipped_as_the_reference_skips_them() -> None:
+    s = parse_stream([(1, _calls({"index": 0, "id": "c", "function": {"name": "bash", "arguments": {}}}) + FINISH)])
+    s.settle(whole=True)
+    assert s.error_kind is None and s.tool_calls()[0]["function"] == {"name": "bash", "arguments": ""}
+
+
+def test_tool_call_indexes_that_cannot_be_ordered_fail_the_turn() -> None:
+    parts = [{"index": 0, "function": {"arguments": "a"}}, {"index": "1", "function": {"arguments": "b"}}]
+    s = parse_stream([(1, _calls(*parts) + FINISH + DONE_LINE)])
+    assert s.error_kind is None
+    s.settle(whole=True)
+    assert s.error_kind == "tool_call" and len(s.tool_calls()) == 2
+
+
+def test_a_failed_kind_outranks_an_earlier_partial_one() -> None:
+    bad = {"index": 0, "function": {"arguments": {"x": 1}}}
+    s = parse_stream([(1, b"data: nope\n\n" + _calls(bad) + FINISH + DONE_LINE)])
+    assert s.error_kind == "tool_call"
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8,
+)
+_KEYS = st.sampled_from(["choices", "delta", "content", "reasoning", "tool_calls", "index", "function", "arguments"])
+_CHUNKS = st.recursive(
+    _JSON,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(st.lists(_CHUNKS, max_size=6))
+def test_no_chunk_shape_raises(chunks: list[object]) -> None:
+    """A server may send any JSON: the fold notes it, it never raises (one bad chunk once ended
+    a whole run)."""
+    body = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + DONE_LINE
+    s = parse_stream([(1, body)])
+    s.settle(whole=True)
+    s.tool_calls()
+    s.after_first()
+    assert s.error_kind in (None, "malformed", "error_object", "tool_call", "empty")

@@ -204,7 +204,7 @@ def test_a_slot_that_raises_stops_the_worker_and_the_run_keeps_its_results(shard
     )
     with pytest.raises(RuntimeError, match="client bug"):
         asyncio.run(run_replay(cfg, client_factory=lambda plan: _Opened(client)))
-    summary = json.loads((tmp_path / "run" / "result_summary.json").read_text())
+    summary = json.loads((tmp_path / "run" / "performance" / "result_summary.json").read_text())
     assert (
         summary["trajbench"]["crashed"] is True
         and summary["state"] == "interrupted"

@@ -42,7 +42,10 @@ def test_the_soft_limit_is_raised_to_what_the_concurrency_needs(wide_shards: Pat
     # every turn takes 0.5 s, so all C slots hold a connection at the same time
     with LoopbackServer(lambda body, headers: Reply(chunks=2, chunk_delay=0.25)) as srv:
         done = _run(
-            ["replay", "run", str(wide_shards), "--endpoint", srv.base_url, "-c", str(C), "--out", str(out)],
+            [
+                *("replay", "run", str(wide_shards), "--endpoint", srv.base_url, "-c", str(C), "--out", str(out)),
+                *("--max-idle", "4"),  # the pre-opened sockets wait for 160 slots to start: keep them all
+            ],
             soft=100,
             hard=hard,
         )

@@ -119,7 +119,8 @@ def test_an_endless_response_fails_its_turn_within_a_memory_bound(
 # ---- the caps, in-process
 def test_the_default_response_cap_is_64_mib(make_shards: Callable[..., Path], tmp_path: Path) -> None:
     with HostileServer(_flood) as srv:
-        run_dir = replay(make_shards({"h1": [0.0]}), tmp_path / "run", srv.url, turn_timeout=20)
+        # a generous deadline: folding 64 MiB of events takes seconds of CPU on a loaded machine
+        run_dir = replay(make_shards({"h1": [0.0]}), tmp_path / "run", srv.url, turn_timeout=90)
     (r,) = read_records(run_dir)
     assert (r.error_kind, r.error_message) == (
         "too_large",
@@ -183,4 +184,58 @@ def test_the_turn_timeout_bounds_the_whole_exchange(
     assert (r.error_kind, r.error_message) == ("timeout", "no complete answer within 1 s; the request was cancelled")
     assert r.t_last_ns is not None and (r.t_last_ns - r.t_send_ns) / 1e9 < 1.5  # nothing taken after the deadline
     assert wall < 15  # the server would go on for 30 s (or forever): the deadline ended the turn
-    assert json.loads((run_dir / "result_summary.json").read_text())["trajbench"]["errors_by_kind"] == {"timeout": 1}
+    assert json.loads((run_dir / "performance" / "result_summary.json").read_text())["trajbench"]["errors_by_kind"] == {
+        "timeout": 1
+    }
+
+
+# ---- a chunk of a shape the parser does not expect: the turn, never the run
+_BAD_SHAPES = (
+    b'data: {"choices":{"index":0,"delta":{"content":"x"}}}\n\n',  # choices an object
+    b'data: {"choices":[{"index":0,"delta":"x"}]}\n\n',  # delta a string
+)
+
+
+def _bad_shape(conn: Conn, req: Request, n: int) -> bool:
+    bad = _BAD_SHAPES[n % len(_BAD_SHAPES)]
+    return conn.send(SSE_HEAD + chunk(delta("a")) + chunk(bad) + chunk(delta("b")) + chunk(FINISH) + chunk(DONE) + END)
+
+
+def test_a_chunk_of_an_unexpected_shape_fails_the_preflight_with_a_message(
+    make_shards: Callable[..., Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hostile import answer
+    from reliability_helpers import cli_in_process
+
+    with HostileServer(answer, preflight=_bad_shape) as srv:
+        code, _, stderr = cli_in_process(
+            ["replay", "run", str(make_shards({"t": [0.0]})), "--endpoint", srv.url, "--out", str(tmp_path / "run")],
+            capsys,
+        )
+    assert code == 1 and "Traceback" not in stderr
+    assert "failed: malformed: a chunk of an unexpected shape (choices is not a list)" in stderr
+
+
+def test_a_chunk_of_an_unexpected_shape_is_recorded_and_the_run_goes_on_across_workers(
+    make_shards: Callable[..., Path], tmp_path: Path
+) -> None:
+    """Every other turn carries a bad chunk: each such turn is partial (`malformed`) with the
+    rest of its output, its trajectory goes on, and a two-worker run finishes."""
+    from hostile import answer
+
+    def every_other(conn: Conn, req: Request, n: int) -> bool:
+        return _bad_shape(conn, req, n) if n % 2 else answer(conn, req, n)
+
+    shards = make_shards({"a": [0.0, 0.0], "b": [0.0, 0.0]})
+    with HostileServer(every_other) as srv:
+        code, _stdout, stderr, _ = cli_measured(
+            [
+                *("replay", "run", str(shards), "--endpoint", srv.url, "--out", str(tmp_path / "run")),
+                *("-c", "2", "--workers", "2", "--no-delays"),
+            ]
+        )
+    assert code == 0 and "Traceback" not in stderr, stderr
+    recs = list(read_records(tmp_path / "run"))
+    assert len(recs) == 4 and {r.error_kind for r in recs} == {None, "malformed"}
+    assert all(r.content == "ab" for r in recs if r.error_kind == "malformed")
+    assert summary_of(tmp_path / "run")["trajbench"]["turns"]["partial_by_kind"] == {"malformed": 2}

@@ -92,11 +92,11 @@ def test_a_sweep_prints_each_point_and_a_table_of_all(sample_shards: Path, tmp_p
         scored = lambda d: said.append(f"scored {d.name}")  # noqa: E731
         folder = asyncio.run(run_sweep(base, [1, 2], tmp_path / "sweep", after_point=scored, echo=said.append))
         # resumed after C=2 lost its summary: C=1 is kept, C=2 rerun
-        (folder / "c0002" / "result_summary.json").unlink()
+        (folder / "c0002" / "performance" / "result_summary.json").unlink()
         asyncio.run(run_sweep(base, [1, 2], folder, echo=again.append))
     rows = []
     for c in (1, 2):
-        ours = json.loads((folder / f"c{c:04d}" / "result_summary.json").read_text())["trajbench"]
+        ours = json.loads((folder / f"c{c:04d}" / "performance" / "result_summary.json").read_text())["trajbench"]
         tps = ours["throughput"]["output_tokens_per_s"]
         user = ours["interactivity"]["e2e_interactivity"]
         p90 = ours["ttft"]["percentiles"]["90.0"] / 1e6

@@ -127,6 +127,16 @@ def test_a_session_cut_off_by_the_end_of_the_run_is_not_judged() -> None:
     assert numbers.goodput == g
 
 
+def test_a_partial_turn_ends_no_session() -> None:
+    """A partial turn (its stream broke) does not end its trajectory, so a session cut off after
+    one is incomplete, not judged; a failed turn ends it (judged, not met)."""
+    slo = parse_slo(None, 3.0)
+    partial = [rec("P", 0, 0, 100, 500, 5), rec("P", 2, 600, 100, 500, 5, error="stream")]
+    failed = [rec("F", 0, 0, 100, 500, 5), rec("F", 2, 600, 100, 500, 5, error="http")]
+    g = goodput(partial + failed, slo, 10 * S, {"P": 3, "F": 3})
+    assert (g.sessions, g.sessions_met, g.sessions_incomplete) == (1, 0, 1)
+
+
 def test_a_turn_without_a_first_token_fails_a_ttft_limit_and_one_without_tpot_meets_a_tpot_limit() -> None:
     silent = rec("C", 0, 0, None, 100, 0)
     single = rec("C", 2, 0, 50, 100, 1, after_first=0)  # one token: no TPOT

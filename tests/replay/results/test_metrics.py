@@ -177,10 +177,54 @@ def test_reference_token_counts_use_the_client_tokenizer_when_the_run_had_one() 
     assert m["output_sequence_lengths"]["total"] == 16  # client counts of A1 and B1; A3 has none
     assert m["tps"] == pytest.approx(16 / 3)
     assert m["input_sequence_lengths"]["total"] == 98
+
+
+def test_reference_token_keys_stay_empty_without_a_tokenizer() -> None:
+    """The reference counts tokens with its tokenizer only: without one its token keys are empty
+    (`{}`, tps null), whatever the server's usage says; trajbench's own keys carry the usage."""
     server_only = [rec("A", 1, 0.0, 0.1, 1.0, out=7), rec("A", 3, 1.0, 1.1, 2.0, out=9)]
     m = to_json(reference_metrics(server_only))
-    assert m["output_sequence_lengths"]["total"] == 16 and m["input_sequence_lengths"]["total"] == 200
+    assert (m["output_sequence_lengths"], m["input_sequence_lengths"], m["tps"]) == ({}, {}, None)
     assert m["tpot"] == {"early_stopping_percentiles": {k: None for k in m["ttft"]["early_stopping_percentiles"]}}
+    assert m["qps"] == pytest.approx(1.0) and m["latency"]["total"] == 2 * S  # time-based keys are unaffected
+    ours = to_json(trajbench_metrics(server_only))
+    assert ours["output_sequence_lengths"]["total"] == 16 and ours["input_sequence_lengths"]["total"] == 200
+    assert ours["token_method"] == {"input": None, "output": None}
+    # shard ISL counts without a run tokenizer (run.json says none): still empty, as the reference's
+    with_isl = [rec("A", 1, 0.0, 0.1, 1.0, out=7, client_prompt=90)]
+    assert to_json(reference_metrics(with_isl, tokenizer=False))["input_sequence_lengths"] == {}
+    assert to_json(reference_metrics(with_isl, tokenizer=True))["input_sequence_lengths"]["total"] == 90
+
+
+def test_partial_turns_are_completed_samples_under_the_reference_keys() -> None:
+    """A turn whose response started but broke (or carried an error object, a malformed line,
+    nothing) is a completed, non-failed sample to the reference, on what arrived; trajbench's
+    own keys count it as partial by kind and keep it out of their distributions."""
+    recs = [
+        rec("A", 1, 0.0, 0.1, 1.0, out=5, client_out=5, after_first=4),
+        rec("B", 1, 0.0, 0.2, 0.8, client_out=3, after_first=2, error="stream", finish=None),
+        rec("C", 1, 0.0, None, 0.3, error="empty", finish=None),
+        rec("D", 1, 0.0, None, 0.5, error="http"),
+        rec("D", 3, 0.5, None, None, error="aborted"),
+    ]
+    recs[1] = Record(**{**vars(recs[1]), "http_status": 200})
+    m = to_json(reference_metrics(recs, tokenizer=True))
+    assert (m["n_samples_issued"], m["n_samples_completed"], m["n_samples_failed"]) == (5, 5, 2)
+    assert m["output_sequence_lengths"]["total"] == 8  # A and the partial B; the empty C has no output
+    assert m["ttft"]["total"] == int(0.3 * S)  # A and B: the empty turn had no first chunk
+    assert m["latency"]["total"] == int((1.0 + 0.8 + 0.3 + 0.5 + 0.0) * S)
+    assert m["tpot"]["total"] == pytest.approx(0.9 * S / 4 + 0.6 * S / 2)  # A and the partial B
+    ours = to_json(trajbench_metrics(recs))
+    assert {k: ours["turns"][k] for k in ("sent", "ok", "failed", "partial", "partial_by_kind", "aborted")} == {
+        "sent": 4,
+        "ok": 1,
+        "failed": 1,
+        "partial": 2,
+        "partial_by_kind": {"empty": 1, "stream": 1},
+        "aborted": 1,
+    }
+    assert ours["ttft"]["n"] == 1 and ours["latency"]["n"] == 1  # ok turns only
+    assert ours["per_trajectory"]["failed"] == 1  # D: a failure ended it; B and C went on
 
 
 def test_a_cancelled_turn_was_issued_but_never_completed() -> None:
@@ -213,7 +257,21 @@ def test_trajbench_breakdown_keeps_failures_and_aborted_turns_apart() -> None:
         "failed": 1,
         "aborted": 1,
         "cancelled": 0,
-        "window": {"sent": 4, "ok": 3, "failed": 1, "aborted": 1, "cancelled": 0},
+        "partial": 0,
+        "partial_by_kind": {},
+        "dropped_reasoning_chars": 0,
+        "dropped_reasoning_turns": 0,
+        "window": {
+            "sent": 4,
+            "ok": 3,
+            "failed": 1,
+            "aborted": 1,
+            "cancelled": 0,
+            "partial": 0,
+            "partial_by_kind": {},
+            "dropped_reasoning_chars": 0,
+            "dropped_reasoning_turns": 0,
+        },
     }
     assert m["errors_by_kind"] == {"aborted": 1, "http": 1}
     assert m["finish_reasons"] == {"length": 1, "stop": 2}
@@ -324,7 +382,13 @@ def test_result_files_and_a_readable_report(tmp_path: Path) -> None:
     summary = write_results(tmp_path, window_close_ns=3 * S)
     on_disk: dict[str, Any] = json.loads((tmp_path / SUMMARY_FILE).read_text())
     assert on_disk == json.loads(summary.text())
-    assert on_disk["run_config"]["profile"] == "kimi-k3"
+    assert on_disk["run_config"] == {  # the reference's fields, nothing of trajbench's (run.json holds those)
+        "load_pattern": {"type": "agentic_inference", "target_qps": None, "target_concurrency": 2},
+        "warmup": {"enabled": False, "n_requests": None, "salt": False, "drain": False, "warmup_random_seed": 42},
+        "scheduler_random_seed": 42,
+        "dataloader_random_seed": 42,
+    }
+    assert SUMMARY_FILE == "performance/result_summary.json"  # where the reference's readers look
     report = (tmp_path / REPORT_FILE).read_text()
     assert "system throughput     7.0 output tok/s" in report
     assert "21 tokens / 3.00 s of E2E" in report

@@ -216,3 +216,40 @@ def test_publish_reads_the_registry_first_and_never_replaces_an_entry(tmp_path: 
         traces.publish(sample_shards, tmp_path / "r2", prof, registry=other)
     assert not (tmp_path / "r2").exists()
     assert traces.HashRegistry.read(other).content_hashes == {"mine": "0" * 64}
+
+
+def test_a_profile_sets_the_clients_waiting_times_outside_its_hash(tmp_path: Path) -> None:
+    """The official profiles wait as the reference's official configuration does (a turn 14,400 s,
+    a socket idle 0.5 s); a profile that does not say takes the reference's defaults; neither is
+    part of what a run is judged by (the hash), since a run records the values it used."""
+    for name in ("kimi-k3", "qwen3.6-35b-a3b"):
+        official = traces.get_profile(name)
+        assert (official.turn_timeout_s, official.max_idle_s) == (14_400.0, 0.5)
+    old = traces.get_profile("kimi-k2.6")
+    assert (old.turn_timeout_s, old.max_idle_s) == (86_400.0, 4.0)
+    a = tmp_path / "a.yaml"
+    a.write_text(json.dumps({"mine": {**GOOD["mine"], "turn_timeout_s": 900, "max_idle_s": 2}}))
+    (mine,) = traces.read_profile_file(a)
+    (plain,) = traces.read_profile_file(_json(tmp_path / "b.json", GOOD))
+    assert (mine.turn_timeout_s, mine.max_idle_s, plain.turn_timeout_s) == (900.0, 2.0, 86_400.0)
+    assert mine.content_hash() == plain.content_hash()
+    # the kimi-k3 hash runs recorded before these fields existed (the hash of the judged fields)
+    assert traces.get_profile("kimi-k3").content_hash().startswith(KIMI_K3_HASH)
+
+
+KIMI_K3_HASH = "faae7ecde5b222a5"
+
+
+def _json(path: Path, data: object) -> Path:
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("value", [0, -1, "soon", True])
+def test_a_bad_waiting_time_is_named_with_the_rule(
+    value: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = _json(tmp_path / "bad.json", {"mine": {**GOOD["mine"], "turn_timeout_s": value}})
+    code, _, err = trajbench(["profiles", "--profiles", str(bad)], capsys)
+    assert code == 1 and "Traceback" not in err
+    assert "profile 'mine': turn_timeout_s: must be seconds a turn may take, a number > 0" in err

@@ -502,3 +502,15 @@ def test_tally_is_exact_for_a_gpt2_style_split_rule(parts: list[str]) -> None:
 
     assert tally.tokens == grown == whole(text) == counter.count(text)
     assert tally.with_suffix("\n\nabc<|im_end|>") == whole(text + "\n\nabc<|im_end|>")
+
+
+def test_tool_arguments_that_are_not_json_are_counted_on_compact_json(qwen: Any) -> None:
+    """The template cannot render arguments that are not JSON: the answer is then counted, as the
+    reference counts it, on its tool calls as compact JSON (its separators, the stream merge's key
+    order), not `json.dumps` with spaces."""
+    args = "ls -la | head -n 5, then {cmd: 'x'}"
+    calls = [{"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": args}}]
+    n = qwen.output_tokens({"content": "", "reasoning_content": None, "tool_calls": calls})
+    merged = [{"type": "function", "function": {"arguments": args, "name": "bash"}, "id": "call_1"}]
+    assert n == qwen.count_text(json.dumps(merged, separators=(",", ":")))
+    assert n < qwen.count_text(json.dumps(calls, ensure_ascii=False))  # 39 against 47 tokens
