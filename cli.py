@@ -188,9 +188,9 @@ def traces_validate(sources: tuple[str, ...], fmt: str, progress: str) -> None:
         click.echo(line, err=True)
     if errors:
         raise traces.TraceError(
-            f"{traces.error_count(errors):,} error(s); {n_traj} valid trajectories ({n_turns} client turns)"
+            f"{traces.error_count(errors):,} error(s); {n_traj:,} valid trajectories ({n_turns:,} client turns)"
         )
-    click.echo(f"ok: {n_traj} trajectories, {n_turns} client turns")
+    click.echo(f"ok: {n_traj:,} trajectories, {n_turns:,} client turns")
 
 
 @traces_group.command("build")
@@ -259,16 +259,16 @@ def traces_build(
     m = result.manifest
     c = m.counts
     click.echo(
-        f"built {out}: {c.trajectories} trajectories, {c.instances} instances, {c.client_turns} client turns in {len(m.shards)} shard(s)"
+        f"built {out}: {c.trajectories:,} trajectories, {c.instances:,} instances, {c.client_turns:,} client turns in {len(m.shards)} shard(s)"
     )
     if (hm := m.history_marker) is not None:
-        where = ", ".join(f"{k} {v}" for k, v in hm.positions.items()) or "none"
+        where = ", ".join(f"{k} {v:,}" for k, v in hm.positions.items()) or "none"
         how = (
             f"checked against the {hm.checked_with_template} chat template"
             if hm.checked_with_template
             else "no template given (--tokenizer checks it)"
         )
-        click.echo(f"history marker: {hm.assistant_messages} replayed assistant messages; positions: {where}; {how}")
+        click.echo(f"history marker: {hm.assistant_messages:,} replayed assistant messages; positions: {where}; {how}")
     click.echo(f"content hash {m.content_hash}")
 
 
@@ -393,7 +393,7 @@ def traces_synth(out: str, seed: int, scale: float, progress: str) -> None:
     with traces.Progress("synth", mode=progress) as bar:
         r = synthesize(out, seed=seed, scale=scale, progress=bar)
     click.echo(
-        f"wrote {out}: {r.trajectories} trajectories ({r.coding} coding, {r.workflow} workflow), {r.client_turns} client turns, {r.assistant_turns} assistant turns, {r.rows} rows"
+        f"wrote {out}: {r.trajectories:,} trajectories ({r.coding:,} coding, {r.workflow:,} workflow), {r.client_turns:,} client turns, {r.assistant_turns:,} assistant turns, {r.rows:,} rows"
     )
 
 
@@ -1127,6 +1127,20 @@ def _exit_codes(f: F) -> F:
     return f
 
 
+class OneConcurrency(click.IntRange):
+    """`replay run`'s concurrency: one integer >= 1; a list (`-c 1,2,4`) is `replay sweep`'s."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and "," in value:
+            self.fail(
+                f"{value!r} is a list: `replay run` measures one concurrency; `trajbench replay sweep SHARDS_DIR "
+                f"-c {value} --out DIR` runs one point each (docs/submitting.md)",
+                param,
+                ctx,
+            )
+        return super().convert(value, param, ctx)
+
+
 @replay_group.command("run")
 @example("trajbench replay run shards -c 8 --endpoint http://localhost:8000")
 @run_options
@@ -1135,7 +1149,7 @@ def _exit_codes(f: F) -> F:
     "-c",
     default=1,
     show_default=True,
-    type=click.IntRange(min=1),
+    type=OneConcurrency(min=1),
     help="Slots (simulated users), each with at most one request in flight.",
 )
 @click.option(
@@ -1444,13 +1458,8 @@ def eval_check(
     if as_json:
         click.echo(json.dumps(evaluation.compliance_json(checks), indent=2))
     else:
-        from rich.console import Console
-        from rich.table import Table
-
-        table = Table("point", "check", "result", "reason")
-        for c in checks:
-            table.add_row(c.point, c.check, "[green]pass[/]" if c.passed else "[red]FAIL[/]", c.reason)
-        Console(width=max(120, Console().width)).print(table)
+        for line in evaluation.compliance_lines(checks):
+            click.echo(line)
     failed = sum(not c.passed for c in checks)
     if failed:
         raise evaluation.EvalError(f"{failed} of {len(checks)} compliance checks failed")
@@ -1651,41 +1660,8 @@ def _list_profiles(as_json: bool) -> None:
             )
         )
         return
-    from rich.console import Console
-    from rich.table import Table
-
-    def band(lo: float | None, hi: float | None) -> str:
-        return "-" if lo is None or hi is None else f"{lo:g}-{hi:g}"
-
-    def pct(x: float | None) -> str:
-        return "-" if x is None else f">= {100 * x:.2f}%"
-
-    table = Table(
-        "profile",
-        "source",
-        "served model",
-        "tokenizer",
-        "request parameters",
-        "inline",
-        "OSL/turn",
-        "SWE-bench",
-        "SWE template",
-    )
-    for name, p in profs.items():
-        params = "\n".join(f"{k}={json.dumps(v)}" for k, v in p.request_params().items())
-        t = p.thresholds
-        table.add_row(
-            name,
-            p.source,
-            p.served_model_name,
-            p.tokenizer,
-            params,
-            pct(t.inline),
-            band(t.osl_min, t.osl_max),
-            pct(t.swebench),
-            p.swebench_template,
-        )
-    Console(width=max(160, Console().width)).print(table)
+    for line in traces.profile_lines(profs.values()):
+        click.echo(line)
 
 
 @profiles_group.command("derive")
@@ -1702,10 +1678,11 @@ def _list_profiles(as_json: bool) -> None:
 @click.option("--description", default=None, help="The new profile's description.")
 @click.option(
     "--osl-tolerance",
-    default=100 * evaluation.DEFAULT_OSL_TOLERANCE,
+    default=evaluation.DEFAULT_OSL_TOLERANCE,
     show_default=True,
-    type=click.FloatRange(0, 100, min_open=True, max_open=True),
-    help="OSL band half-width, in percent of the reference mean output tokens per turn.",
+    type=float,
+    help="OSL band half-width as a fraction of the reference mean output tokens per turn (0.1 = ± 10 %), "
+    "the unit the profile file records it in.",
 )
 @click.option(
     "--inline-fraction",
@@ -1731,7 +1708,7 @@ def _list_profiles(as_json: bool) -> None:
 @click.option(
     "--allow-unofficial",
     is_flag=True,
-    help="Derive from runs that are not official-shaped (salt, delays, partial; recorded in the profile).",
+    help="Derive from runs that are not official-shaped (simulated, salt, delays, partial; recorded in the profile).",
 )
 @PROFILES_OPTION
 def profiles_derive(
@@ -1747,14 +1724,19 @@ def profiles_derive(
     allow_unofficial: bool,
 ) -> None:
     """A new profile whose gates come from the reference model's own runs RUN_DIRS: OSL band =
-    reference mean output tokens per turn ± --osl-tolerance %, inline threshold = --inline-fraction
-    × the reference inline score, SWE-bench threshold from --swebench runs (docs/maintainers.md)."""
+    reference mean output tokens per turn × (1 ± --osl-tolerance), inline threshold =
+    --inline-fraction × the reference inline score, SWE-bench threshold from --swebench runs
+    (docs/maintainers.md).
+
+    The runs must be official-shaped and measured on a real server: a run against trajbench's
+    simulator (embedded, or `serve-sim`) is refused, as any other unofficial run, unless
+    --allow-unofficial is given."""
     derived = evaluation.derive_profile(
         run_dirs,
         name,
         base=base,
         description=description,
-        osl_tolerance=osl_tolerance / 100,
+        osl_tolerance=osl_tolerance,
         inline_fraction=inline_fraction,
         swebench=swebench,
         swebench_fraction=swebench_fraction,
@@ -2041,18 +2023,24 @@ def analyze_cache(
 
 # ---------------------------------------------------------------- serve-sim
 def _sim_options(command: F) -> F:
-    """One click option per `replay.sim.OPTIONS` entry (python -m replay.sim uses the same table)."""
-    from replay.sim import OPTIONS
+    """One click option per `replay.sim.OPTIONS` entry (python -m replay.sim uses the same table);
+    the step-time coefficients show serve-sim's own default, the fast one (`--realistic` aside)."""
+    from replay.sim import FAST_STEP_MODEL, OPTIONS
 
     for opt in reversed(OPTIONS):
         kind = click.Choice(opt.choices) if opt.choices else opt.kind
+        shown = (
+            f"{FAST_STEP_MODEL[opt.dest]:g}; {opt.shown_default} with --realistic"
+            if opt.dest in FAST_STEP_MODEL
+            else opt.shown_default
+        )
         command = click.option(
             f"--{opt.name}",
             opt.dest,
             type=kind,
             default=None,
             metavar=opt.metavar,
-            help=f"{opt.help} [default: {opt.shown_default}]",
+            help=f"{opt.help} [default: {shown}]",
         )(command)
     return command
 
@@ -2063,19 +2051,27 @@ def _sim_options(command: F) -> F:
     "--host", default="127.0.0.1", show_default=True, help="Interface to bind (loopback unless told otherwise)."
 )
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port (0 = a free one).")
+@click.option(
+    "--realistic",
+    is_flag=True,
+    help="Pace answers like a mid-size GPU server (the default step model) instead of 64x faster; minutes per "
+    "long trajectory instead of seconds.",
+)
 @_sim_options
-def serve_sim(host: str, port: int, **options: object) -> None:
-    """Run the simulated OpenAI-compatible endpoint (no GPU; every response says it is simulated)."""
-    from replay.sim import config_from_options, serve
+def serve_sim(host: str, port: int, realistic: bool, **options: object) -> None:
+    """Run the simulated OpenAI-compatible endpoint (no GPU; every response says it is simulated).
 
-    config = config_from_options(options)
+    It is as quick as the simulator `replay run` embeds: its step model runs 64x faster than a
+    mid-size GPU server, so a long trajectory takes seconds; --realistic paces it like that server
+    (any --step-base-ms, --prefill-ms-per-token or --batch-ms-per-seq given is kept either way)."""
+    from replay.sim import describe, serve, standalone_config
+
+    config = standalone_config(options, realistic=realistic)
     serve(
         config,
         host,
         port,
-        ready=lambda url: click.echo(
-            f"trajbench-sim ({config.answers} answers, {config.replicas} replica(s), router {config.router}) listening on {url}  (Ctrl+C to stop)"
-        ),
+        ready=lambda url: click.echo(f"trajbench-sim ({describe(config)}) listening on {url}  (Ctrl+C to stop)"),
     )
 
 

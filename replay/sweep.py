@@ -28,6 +28,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import traces
 from traces import make_dir
@@ -52,6 +53,44 @@ def parse_concurrencies(text: str) -> list[int]:
     if len(values) > 32:
         raise ReplayError(f"--concurrency {text!r}: at most 32 points")
     return values
+
+
+#: The option that sets a base setting of sweep.json, where it is not `--` + the key with dashes.
+_OPTION_OF = {
+    "shards": "SHARDS_DIR",
+    "inject_delays": "--no-delays",
+    "num_trajectories": "--trajectories",
+    "headers": "--header/--no-session-header",
+    "sim": "--sim-args",
+    "limits": "--max-response-mb/--max-event-mb/--max-header-kb",
+    "slo": "--slo/--session-slo",
+}
+
+
+def settings_differ(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """Each base setting whose value in a sweep's plan (`old`) differs from this command's (`new`),
+    named by the option that sets it, with both values: what a user must change to resume."""
+
+    def shown(value: Any) -> str:
+        text = "unset" if value is None else json.dumps(value, sort_keys=True)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    out: list[str] = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        option = _OPTION_OF.get(key, "--" + key.replace("_", "-"))
+        if isinstance(a, dict) and isinstance(b, dict):  # name the piece that differs (the simulator's step model, …)
+            parts = [
+                f"{k} {shown(a.get(k))} in the sweep, {shown(b.get(k))} here"
+                for k in sorted(set(a) | set(b))
+                if a.get(k) != b.get(k)
+            ]
+            out.append(f"{option} ({', '.join(parts)})")
+        else:
+            out.append(f"{option} ({key} {shown(a)} in the sweep, {shown(b)} here)")
+    return out
 
 
 def _check_folder(folder: Path) -> None:
@@ -121,7 +160,8 @@ async def run_sweep(
             raise ReplayError(f"{exc}; choose a new --out") from None
         if old.base != base_json:
             raise ReplayError(
-                f"{folder}: holds a sweep with other settings; use another --out or the same options to resume it"
+                f"{folder}: holds a sweep with other settings: {'; '.join(settings_differ(old.base, base_json))}; "
+                "give the sweep's options to resume it or add points (--add), or choose another --out"
             )
         have = sorted(p.concurrency for p in old.points)
         if add:  # the old points as they are, then the missing ones

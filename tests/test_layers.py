@@ -58,6 +58,7 @@ BASE = {
         "traces.contract",
         "traces.distribution",
         "traces.sizes",
+        "traces.text",
         "traces.outdir",
         "traces.progress",
         "traces.parallel",

@@ -28,6 +28,7 @@ from .profiles import (
     check_profile,
     get_profile,
     profile_from,
+    profile_lines,
     profile_text,
     profiles,
     read_profile_file,
@@ -61,6 +62,7 @@ from .shards import (
     verify_shards,
 )
 from .sizes import format_size, parse_size
+from .text import TEXT_WIDTH, field_lines, format_count, format_number
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -87,6 +89,7 @@ __all__ = [
     "REGISTRY_ENV",
     "SALT_MODES",
     "STATS_FILE",
+    "TEXT_WIDTH",
     "BuildOptions",
     "BuildResult",
     "ContractError",
@@ -131,6 +134,9 @@ __all__ = [
     "error_lines",
     "export_jsonl",
     "export_shards",
+    "field_lines",
+    "format_count",
+    "format_number",
     "format_size",
     "from_json",
     "get_profile",
@@ -147,6 +153,7 @@ __all__ = [
     "percentiles",
     "plain_seconds",
     "profile_from",
+    "profile_lines",
     "profile_text",
     "profiles",
     "publish",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from traces.lazy import lazy_getattr
 
 from .config import (
+    FAST_STEP_MODEL,
     FAULT_KINDS,
     FINGERPRINT,
     OPTIONS,
@@ -25,6 +26,7 @@ from .config import (
     config_to_args,
     describe,
     embedded_config,
+    standalone_config,
 )
 from .errors import SimError
 
@@ -49,6 +51,7 @@ __getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [
+    "FAST_STEP_MODEL",
     "FAULT_HEADER",
     "FAULT_KINDS",
     "FINGERPRINT",
@@ -69,5 +72,6 @@ __all__ = [
     "embedded_config",
     "parse_metrics",
     "serve",
+    "standalone_config",
     "start_simulator",
 ]
