@@ -416,6 +416,12 @@ def _cache_section(points: list[Point]) -> str:
                 if a.template_check is not None
                 else ""
             )
+            + (
+                f"; measured against trajbench's simulator, counted as {html.escape(a.tokenizer)}: the simulator's "
+                "cache, not an engine's"
+                if a.simulated
+                else ""
+            )
             + "</p>"
         )
         imgs = [Path(p.run_dir) / name for name in CHARTS if (Path(p.run_dir) / name).is_file()]

@@ -29,6 +29,7 @@ from .config import (
     standalone_config,
 )
 from .errors import SimError
+from .tokens import ASSISTANT_HEADER, CHARS_PER_TOKEN, render_answer, render_message, render_prompt
 
 if TYPE_CHECKING:
     from .embedded import SimHandle, SimulatorStartError, start_simulator
@@ -51,6 +52,8 @@ __getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [
+    "ASSISTANT_HEADER",
+    "CHARS_PER_TOKEN",
     "FAST_STEP_MODEL",
     "FAULT_HEADER",
     "FAULT_KINDS",
@@ -71,6 +74,9 @@ __all__ = [
     "describe",
     "embedded_config",
     "parse_metrics",
+    "render_answer",
+    "render_message",
+    "render_prompt",
     "serve",
     "standalone_config",
     "start_simulator",
