@@ -191,7 +191,7 @@ def test_a_simulator_run_is_analysed_in_the_simulators_own_units(
     from clirun import in_process
 
     run = replay_on_sim(shards, tmp_path / "run", concurrency=2, tokenizer=None, cache_tokens=None)
-    code, out, err = in_process(["analyze", "cache", str(run)], capsys)
+    code, _, err = in_process(["analyze", "cache", str(run)], capsys)
     assert code == 0, err
     a = cacheobs.CacheAnalysis.read(run)
     rows = cacheobs.analyse_run(run)[1]
