@@ -1183,9 +1183,18 @@ def replay_run(opts: RunOptions, concurrency: int, out: str | None, gates: str) 
     "--concurrency", "-c", "concurrency_list", default=None, help="Comma-separated concurrencies, e.g. 1,2,4,8,16."
 )
 @click.option(
-    "--regions", is_flag=True, help="Place >= 7 points over log2 regions up to --max-concurrency (1 + 3 + 3)."
+    "--regions",
+    is_flag=True,
+    help="Place 7 points (1 + 3 + 3) in the Endpoints rules' four concurrency regions up to --max-concurrency: "
+    "1, then each region's middle and end, so every region has its mandatory point (docs/submitting.md).",
 )
-@click.option("--max-concurrency", default=64, show_default=True, type=click.IntRange(min=1), help="Top of --regions.")
+@click.option(
+    "--max-concurrency",
+    default=64,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Top of --regions: C_max, the highest concurrency measured, which sets the regions.",
+)
 @click.option(
     "--out", required=True, type=click.Path(file_okay=False), help="Sweep folder; rerun the same command to resume it."
 )
@@ -1223,6 +1232,8 @@ def replay_sweep(
     # overwrite: a sweep manages its own point folders
     config = opts.config(1, None, overwrite=True)
     _say_target(config)
+    if regions and max_concurrency > 1:
+        click.echo(f"regions (docs/submitting.md): {replay.describe_regions(levels, max_concurrency)}")
     folder = replay.run_loop(jobs.scored_sweep(config, levels, out, echo=click.echo, gates=gates, add=add))
     click.echo(f"sweep folder: {folder}  (next: trajbench report {folder} --out REPORT_DIR)")
 

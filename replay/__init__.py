@@ -21,7 +21,17 @@ if TYPE_CHECKING:
     from .client import StreamClient, StreamResult, event_loop, run_loop
     from .engine import TemplateParity, check_template, default_template_tokenizer, render_parity
     from .options import OptionsFile, check_run_dataset, options_of_run, read_options_file
-    from .report import Gates, GatesOf, Point, PointSet, build_report, collect_points, frontier, region_concurrencies
+    from .report import (
+        Gates,
+        GatesOf,
+        Point,
+        PointSet,
+        build_report,
+        collect_points,
+        describe_regions,
+        frontier,
+        region_concurrencies,
+    )
     from .results import (
         Record,
         ResultSummary,
@@ -59,6 +69,7 @@ _LAZY = {
     "check_template": ".engine",
     "collect_points": ".report",
     "default_template_tokenizer": ".engine",
+    "describe_regions": ".report",
     "event_loop": ".client",
     "frontier": ".report",
     "options_of_run": ".options",
@@ -112,6 +123,7 @@ __all__ = [
     "check_template",
     "collect_points",
     "default_template_tokenizer",
+    "describe_regions",
     "event_loop",
     "frontier",
     "options_of_run",

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING
 from traces.lazy import lazy_getattr
 
 from .display import RunState, run_progress
+from .regions import Region, concurrency_regions, describe_regions, region_concurrencies
 from .sweep_table import point_line, read_numbers, sweep_table
 
 if TYPE_CHECKING:
     from .page import build_report
-    from .pareto import Point, frontier, region_concurrencies
+    from .pareto import Point, frontier
     from .points import Gates, GatesOf, PointSet, collect_points
 
 _LAZY = {
@@ -24,7 +25,6 @@ _LAZY = {
     "build_report": ".page",
     "collect_points": ".points",
     "frontier": ".pareto",
-    "region_concurrencies": ".pareto",
 }
 __getattr__ = lazy_getattr(__name__, _LAZY)
 
@@ -33,9 +33,12 @@ __all__ = [
     "GatesOf",
     "Point",
     "PointSet",
+    "Region",
     "RunState",
     "build_report",
     "collect_points",
+    "concurrency_regions",
+    "describe_regions",
     "frontier",
     "point_line",
     "read_numbers",
