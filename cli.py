@@ -37,14 +37,22 @@ F = TypeVar("F", bound=Callable[..., Any])
 KNOWN_ERRORS = (traces.TraceError, replay.ReplayError, SimError, evaluation.EvalError)
 
 
-def example(command_line: str) -> Callable[[F], F]:
-    """Append one `Example:` to a command's help (kept on its own line, not rewrapped)."""
+def example(command_line: str, needs: str | None = None) -> Callable[[F], F]:
+    """Append one `Example:` to a command's help (kept on its own line, not rewrapped). An
+    example runs as written from a folder holding what it names (tests/test_examples.py runs
+    each); `needs` says what else it takes (a server, Docker, …), printed under it."""
 
     def add(f: F) -> F:
         f.__doc__ = (f.__doc__ or "").rstrip() + f"\n\n    Example:\n\n    \b\n      {command_line}\n"
+        if needs:
+            f.__doc__ += f"      (needs {needs})\n"
         return f
 
     return add
+
+
+#: What an example against an endpoint needs; the tests give it the simulator on a free port.
+NEEDS_SERVER = "a server at that URL; `trajbench serve-sim --port 8000` stands in for one"
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -465,7 +473,7 @@ def traces_stats(
 
 
 @traces_group.command("card")
-@example("trajbench traces card shards --out data_cards/NAME.md --tokenizer qwen3.6")
+@example("trajbench traces card shards --out data_cards/my-dataset.md --tokenizer qwen3.6")
 @SHARDS_ARGUMENT
 @click.option(
     "--out",
@@ -531,7 +539,7 @@ def traces_card(
 
 
 @traces_group.command("publish")
-@example("trajbench traces publish shards --profile kimi-k3 --out release/kimi-k3-v1")
+@example("trajbench traces publish shards --profile qwen3.6-35b-a3b --out release/qwen3.6-v1")
 @SHARDS_ARGUMENT
 @profile_option(None, "The model profile the dataset is published for.", required=True)
 @click.option(
@@ -598,7 +606,10 @@ def traces_publish(
 
 # ---------------------------------------------------------------- replay
 @traces_group.command("check-template")
-@example("trajbench traces check-template shards --endpoint http://localhost:8000 --sample 50 --json parity.json")
+@example(
+    "trajbench traces check-template shards --endpoint http://localhost:8000 --sample 50 --json parity.json",
+    needs="an engine that tokenises at that URL: vLLM, SGLang or llama.cpp's llama-server, not the simulator",
+)
 @SHARDS_ARGUMENT
 @click.option("--endpoint", required=True, help="Base URL of the engine (vLLM, SGLang or llama.cpp's llama-server).")
 @click.option(
@@ -1142,7 +1153,7 @@ class OneConcurrency(click.IntRange):
 
 
 @replay_group.command("run")
-@example("trajbench replay run shards -c 8 --endpoint http://localhost:8000")
+@example("trajbench replay run shards -c 8 --endpoint http://localhost:8000 --out runs/c8", needs=NEEDS_SERVER)
 @run_options
 @click.option(
     "--concurrency",
@@ -1177,7 +1188,10 @@ def replay_run(opts: RunOptions, concurrency: int, out: str | None, gates: str) 
 
 
 @replay_group.command("sweep")
-@example("trajbench replay sweep shards --concurrency 1,4,16 --out sweep --endpoint http://localhost:8000")
+@example(
+    "trajbench replay sweep shards --concurrency 1,4,16 --out sweep --endpoint http://localhost:8000",
+    needs=NEEDS_SERVER,
+)
 @run_options
 @click.option(
     "--concurrency", "-c", "concurrency_list", default=None, help="Comma-separated concurrencies, e.g. 1,2,4,8,16."
@@ -1433,7 +1447,11 @@ def eval_osl(
 
 
 @eval_group.command("check")
-@example("trajbench eval check sweep/c0001 sweep/c0008 --swebench swe1 --swebench swe2 --swebench swe3 --swebench swe4")
+@example(
+    "trajbench eval check sweep/c0001 sweep/c0004 sweep/c0016 --swebench swe1 --swebench swe2 --swebench swe3 "
+    "--swebench swe4",
+    needs="the four SWE-bench region runs of `trajbench eval swebench` (Docker); docs/submitting.md",
+)
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option(
     "--swebench",
@@ -1478,7 +1496,8 @@ def eval_check(
 
 @eval_group.command("swebench")
 @example(
-    "trajbench eval swebench --dataset verified.parquet --endpoint http://localhost:8000 --profile kimi-k3 --out swe1"
+    "trajbench eval swebench --dataset verified.parquet --endpoint http://localhost:8000 --profile kimi-k3 --out swe1",
+    needs="the extra trajbench[swebench], Docker, a local copy of SWE-bench Verified and the model at that URL",
 )
 @click.option(
     "--dataset",
@@ -1601,7 +1620,9 @@ def eval_swebench(
 
 
 @eval_group.command("swebench-mean")
-@example("trajbench eval swebench-mean swe1 swe2 swe3 swe4")
+@example(
+    "trajbench eval swebench-mean swe1 swe2 swe3 swe4", needs="four run folders of `trajbench eval swebench` (Docker)"
+)
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @PROFILES_OPTION
 def eval_swebench_mean(run_dirs: tuple[str, ...]) -> None:
@@ -1633,6 +1654,36 @@ def tokenizers_cmd() -> None:
     for kind in TOKENIZERS.values():
         spec = kind.name if kind.path is None else f"{kind.name}:{kind.path}"
         click.echo(f"{spec:<16} {kind.description}")
+
+
+# ---------------------------------------------------------------- docs
+@cli.command("docs")
+@example("trajbench docs submitting")
+@click.argument("page", required=False)
+@click.option("--path", "show_path", is_flag=True, help="Print where the page's file is instead of its text.")
+@click.option("--open", "open_it", is_flag=True, help="Open the page with the system's viewer for Markdown files.")
+def docs_cmd(page: str | None, show_path: bool, open_it: bool) -> None:
+    """Read the documentation pages that messages and --help cite (docs/PAGE.md), from the
+    installed package: without PAGE, list them; with PAGE, print it (through a pager on a
+    terminal). Start with `trajbench docs submitting`: from a served model to a reviewed
+    submission."""
+    if page is None:
+        for p in traces.pages():
+            click.echo(f"{p.name:<16} {p.title}")
+        click.echo("\n`trajbench docs PAGE` prints one; docs/submitting.md is the submitter's path, step by step")
+        return
+    found = traces.page(page)
+    if show_path or open_it:
+        where = str(found.file)
+        if open_it:
+            click.launch(where)
+        click.echo(where)
+        return
+    text = found.file.read_text("utf-8")
+    if sys.stdout.isatty():
+        click.echo_via_pager(text)
+    else:
+        click.echo(text, nl=False)
 
 
 # ---------------------------------------------------------------- profiles
@@ -1676,7 +1727,10 @@ def _list_profiles(as_json: bool) -> None:
 
 
 @profiles_group.command("derive")
-@example("trajbench profiles derive runs/ref1 runs/ref2 --name my-model --out my-model.yaml")
+@example(
+    "trajbench profiles derive runs/ref1 runs/ref2 --name my-model --out my-model.yaml",
+    needs="official-shaped runs of the reference model on a real server; docs/maintainers.md",
+)
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--name", required=True, help="The new profile's name (not a built-in's or a loaded profile's).")
 @click.option(
@@ -1790,7 +1844,7 @@ def _label_dirs(dirs: tuple[str, ...], labels: tuple[str, ...]) -> list[tuple[st
 
 
 @cli.command("report")
-@example("trajbench report --label A=sweepA,runA2 --label B=sweepB --out report")
+@example("trajbench report --label mysystem=sweep,runs/c8 --out report")
 @click.argument("dirs", nargs=-1, type=click.Path(exists=True, file_okay=False))
 @click.option(
     "--out", required=True, type=click.Path(file_okay=False), help="Folder for report.html, PNGs and points.csv/json."
@@ -1835,7 +1889,9 @@ def report(
 @cli.command("submit")
 @example(
     "trajbench submit sweep/ --out submission --submitter Acme --division closed --system-file 8xH100.yaml "
-    "--swebench swe1 --swebench swe2 --swebench swe3 --swebench swe4"
+    "--swebench swe1 --swebench swe2 --swebench swe3 --swebench swe4",
+    needs="points that pass the official gates on a real server, the system description (docs/submission.md) and "
+    "the four SWE-bench runs",
 )
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder of the submission tree.")
@@ -1907,7 +1963,10 @@ def submit_cmd(
 
 
 @cli.command("review")
-@example("trajbench review submission --previous submission-2026-04 --out review")
+@example(
+    "trajbench review submission --previous submission-2026-04 --out review",
+    needs="two submission trees of `trajbench submit`, this one and the one published before it",
+)
 @click.argument("tree", type=click.Path(exists=True, file_okay=False))
 @click.option(
     "--previous",
@@ -1972,7 +2031,7 @@ def analyze_group() -> None:
 
 
 @analyze_group.command("cache")
-@example("trajbench analyze cache runs/c0008 --block-size 16 --template-check parity.json")
+@example("trajbench analyze cache runs/c8")
 @click.argument("run_dir", type=click.Path())
 @click.option(
     "--block-size",

@@ -59,6 +59,7 @@ BASE = {
         "traces.distribution",
         "traces.sizes",
         "traces.text",
+        "traces.docs",
         "traces.outdir",
         "traces.progress",
         "traces.parallel",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from .canonical import MessagesHasher, canonical_json, content_line, messages_sha256, sha256_file, sha256_text
 from .contract import ContractError, JsonFile, from_json, to_json
 from .distribution import PERCENTILES, Distribution, distribution, pct_key, percentiles
+from .docs import DOCS_PACKAGE, Page, page, pages
 from .errors import ShardError, TraceError, TraceFormatError, TraceValidationErrors, error_count, error_lines
 from .formats import FORMATS, Format, read_sources, validate_sources
 from .inputs import iter_json_objects, iter_lines
@@ -78,6 +79,7 @@ __getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [
+    "DOCS_PACKAGE",
     "FORMATS",
     "FORMAT_VERSION",
     "MANIFEST",
@@ -102,6 +104,7 @@ __all__ = [
     "JsonFile",
     "Manifest",
     "MessagesHasher",
+    "Page",
     "Profile",
     "ProfileError",
     "Progress",
@@ -147,6 +150,8 @@ __all__ = [
     "make_dir",
     "make_salt",
     "messages_sha256",
+    "page",
+    "pages",
     "parse_card",
     "parse_size",
     "pct_key",
