@@ -9,7 +9,7 @@ so every chart reads the same way.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence as _Sequence
 from pathlib import Path
 
 import matplotlib as _matplotlib
@@ -62,8 +62,8 @@ _LABEL_SPOTS = (
 def label_points(
     fig: Figure,
     ax: Axes,
-    labelled: Sequence[tuple[str, float, float]],
-    avoid: Sequence[tuple[float, float]] = (),
+    labelled: _Sequence[tuple[str, float, float]],
+    avoid: _Sequence[tuple[float, float]] = (),
 ) -> list[Annotation]:
     """Put each (text, x, y) label beside its point where it overlaps no label placed before it,
     no marker (the labelled points' and the unlabelled ones in `avoid`) and stays inside the axes, trying `_LABEL_SPOTS` in order; a label with no free
