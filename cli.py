@@ -34,14 +34,32 @@ F = TypeVar("F", bound=Callable[..., Any])
 KNOWN_ERRORS = (traces.TraceError, replay.ReplayError, SimError, evaluation.EvalError)
 
 
-def example(command_line: str) -> Callable[[F], F]:
-    """Append one `Example:` to a command's help (kept on its own line, not rewrapped)."""
+def example(command_line: str, needs: str | None = None) -> Callable[[F], F]:
+    """Append one `Example:` to a command's help (kept on its own line, not rewrapped). An
+    example runs as written from a folder holding what it names (tests/test_examples.py runs
+    each); `needs` says what else it takes (a server, Docker, …), printed under it."""
 
     def add(f: F) -> F:
         f.__doc__ = (f.__doc__ or "").rstrip() + f"\n\n    Example:\n\n    \b\n      {command_line}\n"
+        if needs:
+            f.__doc__ += f"      (needs {needs})\n"
         return f
 
     return add
+
+
+class OneConcurrency(click.IntRange):
+    """`replay run`'s concurrency: one integer >= 1; a list (`-c 1,2,4`) is `replay sweep`'s."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and "," in value:
+            self.fail(
+                f"{value!r} is a list: `replay run` measures one concurrency; `trajbench replay sweep SHARDS_DIR "
+                f"-c {value} --out DIR` runs one point each (docs/submitting.md)",
+                param,
+                ctx,
+            )
+        return super().convert(value, param, ctx)
 
 
 def declared_option(option: traces.Option) -> Callable[[F], F]:
@@ -60,6 +78,8 @@ def declared_option(option: traces.Option) -> Callable[[F], F]:
         kw["type"] = ProfileName()
     elif option.kind == "dir":
         kw["type"] = click.Path(file_okay=False)
+    elif option.kind == "concurrency":  # one integer: a list is a sweep's (and said so)
+        kw["type"] = OneConcurrency(min=int(option.minimum) if option.minimum is not None else None)
     elif option.type is int:
         kw["type"] = click.IntRange(min=int(option.minimum)) if option.minimum is not None else int
     elif option.type is float:
@@ -89,6 +109,10 @@ class _RequiredOrInFile(click.Option):
 
     def value_is_missing(self, value: Any) -> bool:
         return False
+
+
+#: What an example against an endpoint needs; the tests give it the simulator on a free port.
+NEEDS_SERVER = "a server at that URL; `trajbench serve-sim --port 8000` stands in for one"
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -225,9 +249,9 @@ def traces_validate(sources: tuple[str, ...], fmt: str, progress: str) -> None:
         click.echo(line, err=True)
     if errors:
         raise traces.TraceError(
-            f"{traces.error_count(errors):,} error(s); {n_traj} valid trajectories ({n_turns} client turns)"
+            f"{traces.error_count(errors):,} error(s); {n_traj:,} valid trajectories ({n_turns:,} client turns)"
         )
-    click.echo(f"ok: {n_traj} trajectories, {n_turns} client turns")
+    click.echo(f"ok: {n_traj:,} trajectories, {n_turns:,} client turns")
 
 
 @traces_group.command("build")
@@ -296,16 +320,16 @@ def traces_build(
     m = result.manifest
     c = m.counts
     click.echo(
-        f"built {out}: {c.trajectories} trajectories, {c.instances} instances, {c.client_turns} client turns in {len(m.shards)} shard(s)"
+        f"built {out}: {c.trajectories:,} trajectories, {c.instances:,} instances, {c.client_turns:,} client turns in {len(m.shards)} shard(s)"
     )
     if (hm := m.history_marker) is not None:
-        where = ", ".join(f"{k} {v}" for k, v in hm.positions.items()) or "none"
+        where = ", ".join(f"{k} {v:,}" for k, v in hm.positions.items()) or "none"
         how = (
             f"checked against the {hm.checked_with_template} chat template"
             if hm.checked_with_template
             else "no template given (--tokenizer checks it)"
         )
-        click.echo(f"history marker: {hm.assistant_messages} replayed assistant messages; positions: {where}; {how}")
+        click.echo(f"history marker: {hm.assistant_messages:,} replayed assistant messages; positions: {where}; {how}")
     click.echo(f"content hash {m.content_hash}")
 
 
@@ -430,7 +454,7 @@ def traces_synth(out: str, seed: int, scale: float, progress: str) -> None:
     with traces.Progress("synth", mode=progress) as bar:
         r = synthesize(out, seed=seed, scale=scale, progress=bar)
     click.echo(
-        f"wrote {out}: {r.trajectories} trajectories ({r.coding} coding, {r.workflow} workflow), {r.client_turns} client turns, {r.assistant_turns} assistant turns, {r.rows} rows"
+        f"wrote {out}: {r.trajectories:,} trajectories ({r.coding:,} coding, {r.workflow:,} workflow), {r.client_turns:,} client turns, {r.assistant_turns:,} assistant turns, {r.rows:,} rows"
     )
 
 
@@ -502,7 +526,7 @@ def traces_stats(
 
 
 @traces_group.command("card")
-@example("trajbench traces card shards --out data_cards/NAME.md --tokenizer qwen3.6")
+@example("trajbench traces card shards --out data_cards/my-dataset.md --tokenizer qwen3.6")
 @SHARDS_ARGUMENT
 @click.option(
     "--out",
@@ -568,7 +592,7 @@ def traces_card(
 
 
 @traces_group.command("publish")
-@example("trajbench traces publish shards --profile kimi-k3 --out release/kimi-k3-v1")
+@example("trajbench traces publish shards --profile qwen3.6-35b-a3b --out release/qwen3.6-v1")
 @SHARDS_ARGUMENT
 @profile_option(None, "The model profile the dataset is published for.", required=True)
 @click.option(
@@ -635,7 +659,10 @@ def traces_publish(
 
 # ---------------------------------------------------------------- replay
 @traces_group.command("check-template")
-@example("trajbench traces check-template shards --endpoint http://localhost:8000 --sample 50 --json parity.json")
+@example(
+    "trajbench traces check-template shards --endpoint http://localhost:8000 --sample 50 --json parity.json",
+    needs="an engine that tokenises at that URL: vLLM, SGLang or llama.cpp's llama-server, not the simulator",
+)
 @SHARDS_ARGUMENT
 @click.option("--endpoint", required=True, help="Base URL of the engine (vLLM, SGLang or llama.cpp's llama-server).")
 @click.option(
@@ -815,7 +842,7 @@ def _exit_codes(f: F) -> F:
 
 
 @replay_group.command("run")
-@example("trajbench replay run shards -c 8 --endpoint http://localhost:8000")
+@example("trajbench replay run shards -c 8 --endpoint http://localhost:8000 --out runs/c8", needs=NEEDS_SERVER)
 @settled_options(jobs.SCORED_RUN_OPTIONS)
 @_exit_codes
 def replay_run(values: traces.Values) -> None:
@@ -840,7 +867,10 @@ def replay_run(values: traces.Values) -> None:
 
 
 @replay_group.command("sweep")
-@example("trajbench replay sweep shards --concurrency 1,4,16 --out sweep --endpoint http://localhost:8000")
+@example(
+    "trajbench replay sweep shards --concurrency 1,4,16 --out sweep --endpoint http://localhost:8000",
+    needs=NEEDS_SERVER,
+)
 @settled_options(jobs.SCORED_SWEEP_OPTIONS)
 @_exit_codes
 def replay_sweep(values: traces.Values) -> None:
@@ -854,6 +884,8 @@ def replay_sweep(values: traces.Values) -> None:
     levels = replay.sweep_levels(values)
     config = _run_config(values, concurrency=1, out=None, overwrite=True)  # a sweep manages its own point folders
     _say_target(config)
+    if values["regions"] and values["max_concurrency"] > 1:
+        click.echo(f"regions (docs/submitting.md): {replay.describe_regions(levels, values['max_concurrency'])}")
     sweep = jobs.scored_sweep(config, levels, values["out"], echo=click.echo, gates=values["gates"], add=values["add"])
     folder = replay.run_loop(sweep)
     click.echo(f"sweep folder: {folder}  (next: trajbench report {folder} --out REPORT_DIR)")
@@ -1054,7 +1086,11 @@ def eval_osl(
 
 
 @eval_group.command("check")
-@example("trajbench eval check sweep/c0001 sweep/c0008 --swebench swe1 --swebench swe2 --swebench swe3 --swebench swe4")
+@example(
+    "trajbench eval check sweep/c0001 sweep/c0004 sweep/c0016 --swebench swe1 --swebench swe2 --swebench swe3 "
+    "--swebench swe4",
+    needs="the four SWE-bench region runs of `trajbench eval swebench` (Docker); docs/submitting.md",
+)
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option(
     "--swebench",
@@ -1090,13 +1126,8 @@ def eval_check(
     if as_json:
         click.echo(json.dumps(evaluation.compliance_json(checks), indent=2))
     else:
-        from rich.console import Console
-        from rich.table import Table
-
-        table = Table("point", "check", "result", "reason")
-        for c in checks:
-            table.add_row(c.point, c.check, "[green]pass[/]" if c.passed else "[red]FAIL[/]", c.reason)
-        Console(width=max(120, Console().width)).print(table)
+        for line in evaluation.compliance_lines(checks):
+            click.echo(line)
     failed = sum(not c.passed for c in checks)
     if failed:
         raise evaluation.EvalError(f"{failed} of {len(checks)} compliance checks failed")
@@ -1104,7 +1135,8 @@ def eval_check(
 
 @eval_group.command("swebench")
 @example(
-    "trajbench eval swebench --dataset verified.parquet --endpoint http://localhost:8000 --profile kimi-k3 --out swe1"
+    "trajbench eval swebench --dataset verified.parquet --endpoint http://localhost:8000 --profile kimi-k3 --out swe1",
+    needs="the extra trajbench[swebench], Docker, a local copy of SWE-bench Verified and the model at that URL",
 )
 @click.option(
     "--dataset",
@@ -1227,7 +1259,9 @@ def eval_swebench(
 
 
 @eval_group.command("swebench-mean")
-@example("trajbench eval swebench-mean swe1 swe2 swe3 swe4")
+@example(
+    "trajbench eval swebench-mean swe1 swe2 swe3 swe4", needs="four run folders of `trajbench eval swebench` (Docker)"
+)
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @PROFILES_OPTION
 def eval_swebench_mean(run_dirs: tuple[str, ...]) -> None:
@@ -1259,6 +1293,36 @@ def tokenizers_cmd() -> None:
     for kind in TOKENIZERS.values():
         spec = kind.name if kind.path is None else f"{kind.name}:{kind.path}"
         click.echo(f"{spec:<16} {kind.description}")
+
+
+# ---------------------------------------------------------------- docs
+@cli.command("docs")
+@example("trajbench docs submitting")
+@click.argument("page", required=False)
+@click.option("--path", "show_path", is_flag=True, help="Print where the page's file is instead of its text.")
+@click.option("--open", "open_it", is_flag=True, help="Open the page with the system's viewer for Markdown files.")
+def docs_cmd(page: str | None, show_path: bool, open_it: bool) -> None:
+    """Read the documentation pages that messages and --help cite (docs/PAGE.md), from the
+    installed package: without PAGE, list them; with PAGE, print it (through a pager on a
+    terminal). Start with `trajbench docs submitting`: from a served model to a reviewed
+    submission."""
+    if page is None:
+        for p in traces.pages():
+            click.echo(f"{p.name:<16} {p.title}")
+        click.echo("\n`trajbench docs PAGE` prints one; docs/submitting.md is the submitter's path, step by step")
+        return
+    found = traces.page(page)
+    if show_path or open_it:
+        where = str(found.file)
+        if open_it:
+            click.launch(where)
+        click.echo(where)
+        return
+    text = found.file.read_text("utf-8")
+    if sys.stdout.isatty():
+        click.echo_via_pager(text)
+    else:
+        click.echo(text, nl=False)
 
 
 # ---------------------------------------------------------------- profiles
@@ -1297,45 +1361,15 @@ def _list_profiles(as_json: bool) -> None:
             )
         )
         return
-    from rich.console import Console
-    from rich.table import Table
-
-    def band(lo: float | None, hi: float | None) -> str:
-        return "-" if lo is None or hi is None else f"{lo:g}-{hi:g}"
-
-    def pct(x: float | None) -> str:
-        return "-" if x is None else f">= {100 * x:.2f}%"
-
-    table = Table(
-        "profile",
-        "source",
-        "served model",
-        "tokenizer",
-        "request parameters",
-        "inline",
-        "OSL/turn",
-        "SWE-bench",
-        "SWE template",
-    )
-    for name, p in profs.items():
-        params = "\n".join(f"{k}={json.dumps(v)}" for k, v in p.request_params().items())
-        t = p.thresholds
-        table.add_row(
-            name,
-            p.source,
-            p.served_model_name,
-            p.tokenizer,
-            params,
-            pct(t.inline),
-            band(t.osl_min, t.osl_max),
-            pct(t.swebench),
-            p.swebench_template,
-        )
-    Console(width=max(160, Console().width)).print(table)
+    for line in traces.profile_lines(profs.values()):
+        click.echo(line)
 
 
 @profiles_group.command("derive")
-@example("trajbench profiles derive runs/ref1 runs/ref2 --name my-model --out my-model.yaml")
+@example(
+    "trajbench profiles derive runs/ref1 runs/ref2 --name my-model --out my-model.yaml",
+    needs="official-shaped runs of the reference model on a real server; docs/maintainers.md",
+)
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--name", required=True, help="The new profile's name (not a built-in's or a loaded profile's).")
 @click.option(
@@ -1348,10 +1382,11 @@ def _list_profiles(as_json: bool) -> None:
 @click.option("--description", default=None, help="The new profile's description.")
 @click.option(
     "--osl-tolerance",
-    default=100 * evaluation.DEFAULT_OSL_TOLERANCE,
+    default=evaluation.DEFAULT_OSL_TOLERANCE,
     show_default=True,
-    type=click.FloatRange(0, 100, min_open=True, max_open=True),
-    help="OSL band half-width, in percent of the reference mean output tokens per turn.",
+    type=float,
+    help="OSL band half-width as a fraction of the reference mean output tokens per turn (0.1 = ± 10 %), "
+    "the unit the profile file records it in.",
 )
 @click.option(
     "--inline-fraction",
@@ -1377,7 +1412,7 @@ def _list_profiles(as_json: bool) -> None:
 @click.option(
     "--allow-unofficial",
     is_flag=True,
-    help="Derive from runs that are not official-shaped (salt, delays, partial; recorded in the profile).",
+    help="Derive from runs that are not official-shaped (simulated, salt, delays, partial; recorded in the profile).",
 )
 @PROFILES_OPTION
 def profiles_derive(
@@ -1393,14 +1428,19 @@ def profiles_derive(
     allow_unofficial: bool,
 ) -> None:
     """A new profile whose gates come from the reference model's own runs RUN_DIRS: OSL band =
-    reference mean output tokens per turn ± --osl-tolerance %, inline threshold = --inline-fraction
-    × the reference inline score, SWE-bench threshold from --swebench runs (docs/maintainers.md)."""
+    reference mean output tokens per turn × (1 ± --osl-tolerance), inline threshold =
+    --inline-fraction × the reference inline score, SWE-bench threshold from --swebench runs
+    (docs/maintainers.md).
+
+    The runs must be official-shaped and measured on a real server: a run against trajbench's
+    simulator (embedded, or `serve-sim`) is refused, as any other unofficial run, unless
+    --allow-unofficial is given."""
     derived = evaluation.derive_profile(
         run_dirs,
         name,
         base=base,
         description=description,
-        osl_tolerance=osl_tolerance / 100,
+        osl_tolerance=osl_tolerance,
         inline_fraction=inline_fraction,
         swebench=swebench,
         swebench_fraction=swebench_fraction,
@@ -1443,7 +1483,7 @@ def _label_dirs(dirs: tuple[str, ...], labels: tuple[str, ...]) -> list[tuple[st
 
 
 @cli.command("report")
-@example("trajbench report --label A=sweepA,runA2 --label B=sweepB --out report")
+@example("trajbench report --label mysystem=sweep,runs/c8 --out report")
 @click.argument("dirs", nargs=-1, type=click.Path(exists=True, file_okay=False))
 @click.option(
     "--out", required=True, type=click.Path(file_okay=False), help="Folder for report.html, PNGs and points.csv/json."
@@ -1488,7 +1528,9 @@ def report(
 @cli.command("submit")
 @example(
     "trajbench submit sweep/ --out submission --submitter Acme --division closed --system-file 8xH100.yaml "
-    "--swebench swe1 --swebench swe2 --swebench swe3 --swebench swe4"
+    "--swebench swe1 --swebench swe2 --swebench swe3 --swebench swe4",
+    needs="points that pass the official gates on a real server, the system description (docs/submission.md) and "
+    "the four SWE-bench runs",
 )
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder of the submission tree.")
@@ -1560,7 +1602,10 @@ def submit_cmd(
 
 
 @cli.command("review")
-@example("trajbench review submission --previous submission-2026-04 --out review")
+@example(
+    "trajbench review submission --previous submission-2026-04 --out review",
+    needs="two submission trees of `trajbench submit`, this one and the one published before it",
+)
 @click.argument("tree", type=click.Path(exists=True, file_okay=False))
 @click.option(
     "--previous",
@@ -1662,7 +1707,7 @@ def analyze_group() -> None:
 
 
 @analyze_group.command("cache")
-@example("trajbench analyze cache runs/c0008 --block-size 16 --template-check parity.json")
+@example("trajbench analyze cache runs/c8")
 @click.argument("run_dir", type=click.Path())
 @click.option(
     "--block-size",
@@ -1783,18 +1828,24 @@ def audit(
 
 # ---------------------------------------------------------------- serve-sim
 def _sim_options(command: F) -> F:
-    """One click option per `replay.sim.OPTIONS` entry (python -m replay.sim uses the same table)."""
-    from replay.sim import OPTIONS
+    """One click option per `replay.sim.OPTIONS` entry (python -m replay.sim uses the same table);
+    the step-time coefficients show serve-sim's own default, the fast one (`--realistic` aside)."""
+    from replay.sim import FAST_STEP_MODEL, OPTIONS
 
     for opt in reversed(OPTIONS):
         kind = click.Choice(opt.choices) if opt.choices else opt.kind
+        shown = (
+            f"{FAST_STEP_MODEL[opt.dest]:g}; {opt.shown_default} with --realistic"
+            if opt.dest in FAST_STEP_MODEL
+            else opt.shown_default
+        )
         command = click.option(
             f"--{opt.name}",
             opt.dest,
             type=kind,
             default=None,
             metavar=opt.metavar,
-            help=f"{opt.help} [default: {opt.shown_default}]",
+            help=f"{opt.help} [default: {shown}]",
         )(command)
     return command
 
@@ -1805,19 +1856,27 @@ def _sim_options(command: F) -> F:
     "--host", default="127.0.0.1", show_default=True, help="Interface to bind (loopback unless told otherwise)."
 )
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port (0 = a free one).")
+@click.option(
+    "--realistic",
+    is_flag=True,
+    help="Pace answers like a mid-size GPU server (the default step model) instead of 64x faster; minutes per "
+    "long trajectory instead of seconds.",
+)
 @_sim_options
-def serve_sim(host: str, port: int, **options: object) -> None:
-    """Run the simulated OpenAI-compatible endpoint (no GPU; every response says it is simulated)."""
-    from replay.sim import config_from_options, serve
+def serve_sim(host: str, port: int, realistic: bool, **options: object) -> None:
+    """Run the simulated OpenAI-compatible endpoint (no GPU; every response says it is simulated).
 
-    config = config_from_options(options)
+    It is as quick as the simulator `replay run` embeds: its step model runs 64x faster than a
+    mid-size GPU server, so a long trajectory takes seconds; --realistic paces it like that server
+    (any --step-base-ms, --prefill-ms-per-token or --batch-ms-per-seq given is kept either way)."""
+    from replay.sim import describe, serve, standalone_config
+
+    config = standalone_config(options, realistic=realistic)
     serve(
         config,
         host,
         port,
-        ready=lambda url: click.echo(
-            f"trajbench-sim ({config.answers} answers, {config.replicas} replica(s), router {config.router}) listening on {url}  (Ctrl+C to stop)"
-        ),
+        ready=lambda url: click.echo(f"trajbench-sim ({describe(config)}) listening on {url}  (Ctrl+C to stop)"),
     )
 
 

@@ -10,7 +10,7 @@ extra `trajbench[swebench]` only when a run starts).
 from __future__ import annotations
 
 from .checks import Check
-from .compliance import check_submission, compliance_json, expected_hash_of
+from .compliance import check_submission, compliance_json, compliance_lines, expected_hash_of
 from .derive import (
     DEFAULT_INLINE_FRACTION,
     DEFAULT_OSL_TOLERANCE,
@@ -58,6 +58,7 @@ __all__ = [
     "SubmitResult",
     "check_submission",
     "compliance_json",
+    "compliance_lines",
     "derive_profile",
     "expected_hash_of",
     "gate_verdicts",

@@ -401,7 +401,14 @@ def _check_hash(
             return Check(point, "dataset", False, str(exc))
     if want is None:
         if prof.built_in:
-            return Check(point, "dataset", False, f"no official hash known for {prof.name}; pass --expected-hash")
+            return Check(
+                point,
+                "dataset",
+                False,
+                f"no official hash known for {prof.name}: this trajbench's eval/data/official.json has none yet; "
+                "pass --expected-hash HASH, the content hash published with the official dataset (its release's "
+                "registry.json), see docs/submitting.md",
+            )
         return Check(
             point,
             "dataset",
@@ -456,3 +463,23 @@ def compliance_json(checks: list[Check]) -> dict[str, Any]:
         "failed": sum(not c.passed for c in checks),
         "checks": [asdict(c) for c in checks],
     }
+
+
+def compliance_lines(checks: list[Check]) -> list[str]:
+    """The checks for people, at 80 columns: each point's folder on a line of its own, then one
+    check a line (`pass` or `FAIL`, its name, the reason wrapped under itself), the failures of a
+    point first so that they are the lines read."""
+    width = max((len(c.check) for c in checks), default=0)
+    out: list[str] = []
+    points = list(dict.fromkeys(c.point for c in checks))
+    for point in points:
+        mine = [c for c in checks if c.point == point]
+        failed = sum(not c.passed for c in mine)
+        out.append(
+            f"{point}: {failed} of {len(mine)} checks failed" if failed else f"{point}: all {len(mine)} checks pass"
+        )
+        for c in sorted(mine, key=lambda c: c.passed):  # stable: the failures, then the passes, each in check order
+            out += traces.field_lines(
+                f"{'pass' if c.passed else 'FAIL'}  {c.check}", c.reason, label_width=6 + width, indent=2
+            )
+    return out

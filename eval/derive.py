@@ -10,10 +10,16 @@ The rule, the same as the one behind the official numbers:
 - SWE-bench threshold = the same kind of fraction of the reference SWE-bench mean, when
   standalone SWE-bench runs are given; otherwise none (the profile then has no SWE-bench bar).
 
-Reference runs must be official-shaped (mlperf salt, delays injected, not stopped at the
-window's end, complete, a whole number of passes, the profile's own output cap), or their
+Reference runs must be official-shaped (a real server, mlperf salt, delays injected, not stopped
+at the window's end, complete, a whole number of passes, the profile's own output cap), or their
 numbers would not be those an official run sees; `allow_unofficial` derives anyway and records
-why each run is not. Everything the rule used is written into the profile (`derivation`).
+why each run is not. A run against trajbench's own simulator is the sharpest case: its answers
+and their lengths are the simulator's (copies of the recorded ones, or made up), so the gates
+would describe the dataset, not the reference model. Everything the rule used is written into
+the profile (`derivation`).
+
+Units: every tolerance and fraction is a fraction (0.1 = 10 %), on the command line as in the
+profile file, so a value typed on one reads the same in the other.
 """
 
 from __future__ import annotations
@@ -50,7 +56,11 @@ class Derived:
 def osl_band_from(centre: float, tolerance: float = DEFAULT_OSL_TOLERANCE) -> tuple[float, float]:
     """The OSL band of a reference mean: centre × (1 ∓ tolerance), to 2 decimals."""
     if not 0 < tolerance < 1:
-        raise EvalError(f"--osl-tolerance {100 * tolerance:g} %: must be between 0 and 100 % (exclusive)")
+        hint = f"; for {tolerance:g} % write {tolerance / 100:g}" if 1 <= tolerance < 100 else ""
+        raise EvalError(
+            f"--osl-tolerance {tolerance:g}: a fraction of the reference mean, between 0 and 1 "
+            f"(0.1 = ± 10 %, the official bands' width){hint}"
+        )
     return round(centre * (1 - tolerance), 2), round(centre * (1 + tolerance), 2)
 
 
@@ -58,6 +68,12 @@ def unofficial_reasons(run: Run) -> list[str]:
     """Why a reference run is not official-shaped (empty when it is)."""
     cfg = run.config
     out: list[str] = []
+    if cfg.target != "real":
+        how = cfg.target_evidence or "run.json says so"
+        out.append(
+            f"it was simulated: measured against trajbench's simulator ({how}), so its answers and their "
+            "lengths are the simulator's, not the reference model's (run the model on a real server, --endpoint URL)"
+        )
     if cfg.salt != "mlperf":
         out.append(f"salt mode {cfg.salt!r}, not mlperf (rebuild the shards with --salt mlperf)")
     if not cfg.inject_delays:
@@ -94,6 +110,7 @@ def derive_profile(
     for option, frac in (("--inline-fraction", inline_fraction), ("--swebench-fraction", swebench_fraction)):
         if not 0 < frac <= 1:
             raise EvalError(f"{option} {frac:g}: must be a fraction in (0, 1]")
+    osl_band_from(1.0, osl_tolerance)  # a bad tolerance is told before any run is read
     taken = _name_taken(name)
     if taken:
         raise EvalError(taken)
@@ -122,13 +139,21 @@ def derive_profile(
     osl_mean, method = _osl_mean(runs)
     lo, hi = osl_band_from(osl_mean, osl_tolerance)
     inline_score = _inline_score(runs)
+    if inline_score == 0:
+        raise EvalError(
+            "the reference runs' inline score is 0: none of the reference model's answers matched the "
+            "dataset's recorded ones (no intent code or bash action in common), so a fraction of 0 would be no gate. "
+            "Check that the runs replayed this model's own dataset and that the server parses its tool calls "
+            "(`trajbench eval inline RUN_DIR` lists the commonest mismatches; docs/accuracy.md)"
+        )
     inline = round(inline_fraction * inline_score, 4) if inline_score is not None else None
     swe_score = _swebench_score(swebench)
     swe = round(swebench_fraction * swe_score, 4) if swe_score is not None else None
     derivation: dict[str, Any] = {
         "rule": RULE_DOC,
         "how": (
-            f"OSL band = reference mean output tokens per window turn {osl_mean:.2f} ± {100 * osl_tolerance:g} %; "
+            f"OSL band = reference mean output tokens per window turn {osl_mean:.2f} ± {osl_tolerance:g} "
+            f"({100 * osl_tolerance:g} %); "
             f"inline = {inline_fraction:g} × reference inline score"
             + (f" {inline_score:.4f}" if inline_score is not None else " (none: not judged)")
             + (

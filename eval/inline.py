@@ -264,12 +264,12 @@ def summary_lines(result: Scores) -> list[str]:
     t = result.turns
     w = result.window
     lines = [
-        f"inline score {_fmt(result.score)} over {t.scored} turns "
-        f"({t.observed} with output, {t.missing} missing, {len(result.excluded_turns)} turn(s) excluded)",
-        f"window score {_fmt(w.score)} over {w.scored} turns",
+        f"inline score {_fmt(result.score)} over {t.scored:,} turns "
+        f"({t.observed:,} with output, {t.missing:,} missing, {len(result.excluded_turns):,} turn(s) excluded)",
+        f"window score {_fmt(w.score)} over {w.scored:,} turns",
     ]
     for d, v in result.domains.items():
-        lines.append(f"  {d}: {_fmt(v.score)} over {v.scored} turns")
+        lines.append(f"  {d}: {_fmt(v.score)} over {v.scored:,} turns")
     g = result.gates
     if result.threshold is not None:
         verdict = "PASS" if result.passed else "FAIL"

@@ -233,8 +233,8 @@ def summary_lines(result: OslResult) -> list[str]:
             else ""
         )
         lines.append(
-            f"{label:>6}: mean {mean} tokens/turn over {p.counted} turns{band}{exp}{server}; "
-            f"{p.failed} failed, {p.uncounted} uncounted"
+            f"{label:>6}: mean {mean} tokens/turn over {p.counted:,} turns{band}{exp}{server}; "
+            f"{p.failed:,} failed, {p.uncounted:,} uncounted"
         )
     verdict = {True: "PASS", False: "FAIL", None: "n/a"}[result.passed]
     lines.append(f"{verdict}: {result.reason}")

@@ -33,7 +33,17 @@ if TYPE_CHECKING:
     from .engine import TemplateParity, check_template, default_template_tokenizer, render_parity
     from .loop import Interrupt
     from .options import OptionsFile, check_run_dataset, read_options_file, settle
-    from .report import Gates, GatesOf, Point, PointSet, build_report, collect_points, frontier, region_concurrencies
+    from .report import (
+        Gates,
+        GatesOf,
+        Point,
+        PointSet,
+        build_report,
+        collect_points,
+        describe_regions,
+        frontier,
+        region_concurrencies,
+    )
     from .results import (
         Record,
         ResultSummary,
@@ -107,6 +117,7 @@ __all__ = [
     "collect_points",
     "cross_check",
     "default_template_tokenizer",
+    "describe_regions",
     "event_loop",
     "frontier",
     "parse_concurrencies",
@@ -143,6 +154,7 @@ _LAZY = {  # submodule: the names it gives, imported on first use
         "PointSet",
         "build_report",
         "collect_points",
+        "describe_regions",
         "frontier",
         "region_concurrencies",
     ),

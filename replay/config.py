@@ -315,7 +315,11 @@ class RunConfig:
     # The options each command declares its own way (`replay sweep` takes a list and a sweep
     # folder): `replay run`'s are these.
     concurrency: int = declare(
-        "Slots (simulated users), each with at most one request in flight.", default=1, minimum=1, short="-c"
+        "Slots (simulated users), each with at most one request in flight.",
+        default=1,
+        minimum=1,
+        short="-c",
+        kind="concurrency",
     )
     out: str | None = declare(  # None: a fresh trajbench-runs/<timestamp>-c<C>
         "Run folder (default: trajbench-runs/<time>-c<C>).", default=None, kind="dir", recorded=False

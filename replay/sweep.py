@@ -77,12 +77,19 @@ SWEEP_OPTIONS = (
     ),
     Option(
         "regions",
-        "Place >= 7 points over log2 regions up to --max-concurrency (1 + 3 + 3).",
+        "Place 7 points (1 + 3 + 3) in the Endpoints rules' four concurrency regions up to --max-concurrency: "
+        "1, then each region's middle and end, so every region has its mandatory point (docs/submitting.md).",
         type=bool,
         default=False,
         excludes=("concurrency",),
     ),
-    Option("max-concurrency", "Top of --regions.", type=int, default=64, minimum=1),
+    Option(
+        "max-concurrency",
+        "Top of --regions: C_max, the highest concurrency measured, which sets the regions.",
+        type=int,
+        default=64,
+        minimum=1,
+    ),
     Option("out", "Sweep folder; rerun the same command to resume it.", kind="dir", required=True, recorded=False),
     Option(
         "add",
@@ -102,6 +109,44 @@ def sweep_levels(values: Mapping[str, Any]) -> list[int]:
     if values["regions"]:
         return region_concurrencies(values["max_concurrency"])
     return parse_concurrencies(values["concurrency"])
+
+
+#: The option that sets a base setting of sweep.json, where it is not `--` + the key with dashes.
+_OPTION_OF = {
+    "shards": "SHARDS_DIR",
+    "inject_delays": "--no-delays",
+    "num_trajectories": "--trajectories",
+    "headers": "--header/--no-session-header",
+    "sim": "--sim-args",
+    "limits": "--max-response-mb/--memory-budget-mb/--max-event-mb/--max-header-kb",
+    "slo": "--slo/--session-slo",
+}
+
+
+def settings_differ(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """Each base setting whose value in a sweep's plan (`old`) differs from this command's (`new`),
+    named by the option that sets it, with both values: what a user must change to resume."""
+
+    def shown(value: Any) -> str:
+        text = "unset" if value is None else json.dumps(value, sort_keys=True)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    out: list[str] = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        option = _OPTION_OF.get(key, "--" + key.replace("_", "-"))
+        if isinstance(a, dict) and isinstance(b, dict):  # name the piece that differs (the simulator's step model, …)
+            parts = [
+                f"{k} {shown(a.get(k))} in the sweep, {shown(b.get(k))} here"
+                for k in sorted(set(a) | set(b))
+                if a.get(k) != b.get(k)
+            ]
+            out.append(f"{option} ({', '.join(parts)})")
+        else:
+            out.append(f"{option} ({key} {shown(a)} in the sweep, {shown(b)} here)")
+    return out
 
 
 def _check_folder(folder: Path) -> None:
@@ -195,7 +240,8 @@ async def _run_sweep(
             raise ReplayError(f"{exc}; choose a new --out") from None
         if old.base != base_json:
             raise ReplayError(
-                f"{folder}: holds a sweep with other settings; use another --out or the same options to resume it"
+                f"{folder}: holds a sweep with other settings: {'; '.join(settings_differ(old.base, base_json))}; "
+                "give the sweep's options to resume it or add points (--add), or choose another --out"
             )
         have = sorted(p.concurrency for p in old.points)
         if add:  # the old points as they are, then the missing ones

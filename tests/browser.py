@@ -56,10 +56,12 @@ def screenshot(page: Path, name: str, tmp_path: Path, *, size: str = "1200,1600"
     return shot, res.stderr
 
 
-def dom(page: Path, tmp_path: Path) -> tuple[str, str]:
-    """The DOM of `page` once its load handlers ran, and chromium's log."""
+def dom(page: Path, tmp_path: Path, *, size: str | None = None) -> tuple[str, str]:
+    """The DOM of `page` once its load handlers ran (laid out in a window of `size`, e.g.
+    "1280,900", when given), and chromium's log."""
+    window = [f"--window-size={size}"] if size else []
     res = subprocess.run(
-        [chromium(), *_flags(tmp_path), "--virtual-time-budget=5000", "--dump-dom", page.resolve().as_uri()],
+        [chromium(), *_flags(tmp_path), *window, "--virtual-time-budget=5000", "--dump-dom", page.resolve().as_uri()],
         capture_output=True,
         text=True,
         timeout=120,

@@ -26,7 +26,7 @@ COMMANDS = _commands()
 
 def test_the_command_tree_is_the_documented_one() -> None:
     assert {" ".join(c) for c in COMMANDS} == {
-        "analyze cache", "audit", "demo", "eval check", "eval inline", "eval osl", "eval swebench", "eval swebench-mean", "explore", "profiles derive", "profiles list",
+        "analyze cache", "audit", "demo", "docs", "eval check", "eval inline", "eval osl", "eval swebench", "eval swebench-mean", "explore", "profiles derive", "profiles list",
         "replay calibrate", "replay run", "replay sweep", "report", "review", "serve-sim", "submit", "tokenizers",
         "traces build", "traces card",
         "traces check-template",
@@ -50,7 +50,10 @@ def test_every_command_help_has_one_example_that_parses(
 ) -> None:
     _, out, _ = run([*command, "--help"], capsys)
     assert out.count("Example:") == 1, out
-    line = out.split("Example:")[1].split("Options:")[0].strip()
+    lines = out.split("Example:")[1].split("Options:")[0].strip().splitlines()
+    line = lines[0].strip()
+    # what an example needs beyond the folders it names is said under it (tests/test_examples.py runs the rest)
+    assert all(extra.strip().startswith("(needs ") for extra in lines[1:]), lines
     argv = shlex.split(line)
     assert argv[: 1 + len(command)] == ["trajbench", *command], line
     # the folders an example names exist in a real session; the parser checks everything else
@@ -74,6 +77,7 @@ ERRORS = {
     "analyze cache": (["analyze", "cache", "{empty}"], 1, "no run.json; pass a folder written by `trajbench replay run`"),
     "audit": (["audit", "{empty}"], 1, "no run.json; pass a folder written by `trajbench replay run`"),
     "demo": (["demo", "--out", "/proc/trajbench-demo"], 1, "Error: /proc/trajbench-demo: No such file or directory; check the path"),
+    "docs": (["docs", "sweeps"], 1, "Error: no documentation page 'sweeps'"),
     "eval check": (["eval", "check", "{empty}"], 1, "no run.json; pass a folder written by `trajbench replay run`"),
     "eval inline": (["eval", "inline", "{empty}"], 1, "no run.json; pass a folder written by `trajbench replay run`"),
     "eval osl": (["eval", "osl", "{empty}"], 1, "no run.json; pass a folder written by `trajbench replay run`"),
@@ -134,3 +138,89 @@ def test_every_option_has_help(path: str, command: click.Command) -> None:
     options = [p for p in command.params if isinstance(p, click.Option) and p.name != "help"]
     missing = [p.opts[0] for p in options if not (p.help or "").strip()]
     assert missing == [], f"{path}: options without help text: {missing}"
+
+
+# ---------------------------------------------------------------- the frictions of issue 28: each message, each exit code
+def test_derive_refuses_a_simulated_reference_and_says_so(
+    tmp_path: Path, sample_shards: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evalruns import perfect, write_run
+
+    run_dir = write_run(
+        tmp_path / "ref", sample_shards, answer=perfect, tokens=lambda row: 430,
+        target="simulated", target_evidence="the embedded simulator (no --endpoint)",
+    )  # fmt: skip
+    code, _, err = run(["profiles", "derive", str(run_dir), "--name", "mine"], capsys)
+    assert code == 1 and "Traceback" not in err
+    assert "ref: it was simulated: measured against trajbench's simulator (the embedded simulator" in err
+    assert "--allow-unofficial" in err
+    code, _, err = run(["profiles", "derive", str(run_dir), "--name", "mine", "--osl-tolerance", "10"], capsys)
+    assert code == 1 and "--osl-tolerance 10: a fraction of the reference mean" in err and "write 0.1" in err
+    code, out, err = run(
+        ["profiles", "derive", str(run_dir), "--name", "mine", "--osl-tolerance", "0.05", "--allow-unofficial"], capsys
+    )
+    assert code == 0 and "Warning: not official-shaped: ref: it was simulated" in err
+    assert "osl_min: 408.5" in out and "osl_max: 451.5" in out  # 430 ± 5 %, the unit the file records
+
+
+def test_derive_says_a_zero_reference_score_is_answers_that_did_not_match(
+    tmp_path: Path, sample_shards: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evalruns import write_run
+
+    def silent(row: object) -> dict[str, object]:
+        return {"content": "", "reasoning": "", "tool_calls": []}
+
+    run_dir = write_run(tmp_path / "ref", sample_shards, answer=silent, tokens=lambda row: 430)  # type: ignore[arg-type]
+    code, _, err = run(["profiles", "derive", str(run_dir), "--name", "mine", "--allow-unofficial"], capsys)
+    assert code == 1 and "inline score is 0: none of the reference model's answers matched" in err
+    assert "write 0.55 for 55 %" not in err
+
+
+def test_a_wrong_format_is_said_once_with_the_one_that_fits(capsys: pytest.CaptureFixture[str]) -> None:
+    sample = Path(__file__).parent.parent / "traces" / "data" / "sample.jsonl"
+    code, _, err = run(["traces", "validate", str(sample), "--format", "openai-messages"], capsys)
+    assert code == 1
+    (line, last) = err.splitlines()
+    assert "not --format openai-messages" in line and line.endswith("pass --format mlperf-jsonl")
+    assert "conversation_id, turn, role, content" in line and last.startswith("Error: 1 error(s)")
+
+
+def test_replay_run_given_a_list_points_to_replay_sweep(
+    sample_shards: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(["replay", "run", str(sample_shards), "-c", "1,2,4"], capsys)
+    assert code == 2
+    assert (
+        "'1,2,4' is a list: `replay run` measures one concurrency; `trajbench replay sweep SHARDS_DIR -c 1,2,4" in err
+    )
+
+
+def test_sweep_add_with_other_settings_names_the_setting(
+    sample_shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["replay", "sweep", str(sample_shards), "--out", str(tmp_path / "s"), "--progress", "none"]
+    fast = ["--sim-args", "--step-base-ms 0 --prefill-ms-per-token 0 --batch-ms-per-seq 0"]
+    code, _, err = run([*base, "-c", "2", "--no-delays", *fast], capsys)
+    assert code == 0, err
+    code, _, err = run([*base, "-c", "4", "--add", *fast], capsys)  # delays on this time
+    assert code == 1
+    assert "holds a sweep with other settings: --no-delays (inject_delays false in the sweep, true here)" in err
+    assert "(--add)" in err
+
+
+def test_the_listings_fit_80_columns(
+    tmp_path: Path, sample_shards: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`profiles`, `eval check` and report.txt read on an 80-column terminal; counts have separators."""
+    from evalruns import perfect, write_run
+
+    code, out, _ = run(["profiles"], capsys)
+    assert code == 0 and max(map(len, out.splitlines())) <= 80 and "355-434 output tokens per turn" in out
+    write_run(tmp_path / "c4", sample_shards, answer=perfect, tokens=lambda row: 430)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["eval", "check", "c4"], capsys)
+    assert code == 1 and max(map(len, out.splitlines())) <= 80
+    lines = out.splitlines()
+    assert lines[0] == "c4: 1 of 11 checks failed" and lines[1].startswith("  FAIL  dataset ")  # failures first
+    assert "submission: 1 of 1 checks failed" in out and err.startswith("Error: 2 of 12 compliance checks failed")

@@ -59,6 +59,8 @@ BASE = {
         "traces.option",
         "traces.distribution",
         "traces.sizes",
+        "traces.text",
+        "traces.docs",
         "traces.outdir",
         "traces.progress",
         "traces.parallel",

@@ -56,7 +56,7 @@ def test_every_command_exits_0_and_the_inline_gate_passes(ran: tuple[Path, list[
         "target: embedded simulator — oracle answers from the shards, step model 64× faster; "
         "pass --endpoint to measure a server, --sim-args to change it\n"
     )
-    assert "turns       sent 17  ok 17  partial 0  failed 0" in replayed.out
+    assert "turns       sent 17, ok 17, partial 0, failed 0" in replayed.out
     scored = next(d for words, d in zip(sample_block(), done, strict=True) if words[1:3] == ["eval", "inline"])
     assert "inline score 1.0000" in scored.out and "PASS: kimi-k3 needs >= " in scored.out
 

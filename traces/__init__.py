@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from .canonical import MessagesHasher, canonical_json, content_line, messages_sha256, sha256_file, sha256_text
 from .contract import ContractError, JsonFile, from_json, to_json
 from .distribution import PERCENTILES, Distribution, distribution, pct_key, percentiles
+from .docs import DOCS_PACKAGE, Page, page, pages
 from .errors import ShardError, TraceError, TraceFormatError, TraceValidationErrors, error_count, error_lines
 from .formats import FORMATS, Format, read_sources, validate_sources
 from .inputs import iter_json_objects, iter_lines
@@ -30,6 +31,7 @@ from .profiles import (
     check_profile,
     get_profile,
     profile_from,
+    profile_lines,
     profile_text,
     profiles,
     read_profile_file,
@@ -63,6 +65,7 @@ from .shards import (
     without_marker,
 )
 from .sizes import format_size, parse_size
+from .text import TEXT_WIDTH, field_lines, format_count, format_number
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -71,6 +74,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_OUTPUT_CONSISTENCY",
+    "DOCS_PACKAGE",
     "FORMATS",
     "FORMAT_VERSION",
     "MANIFEST",
@@ -83,6 +87,7 @@ __all__ = [
     "REGISTRY_ENV",
     "SALT_MODES",
     "STATS_FILE",
+    "TEXT_WIDTH",
     "BuildOptions",
     "BuildResult",
     "ContractError",
@@ -96,6 +101,7 @@ __all__ = [
     "Manifest",
     "MessagesHasher",
     "Option",
+    "Page",
     "Profile",
     "ProfileError",
     "Progress",
@@ -130,23 +136,30 @@ __all__ = [
     "error_count",
     "error_lines",
     "export_shards",
+    "field_lines",
+    "format_count",
+    "format_number",
     "format_size",
     "from_json",
     "get_profile",
     "iter_json_objects",
     "iter_lines",
     "iter_prompts",
+    "lazy_getattr",
     "logical_id",
     "make_dir",
     "make_salt",
     "messages_sha256",
     "options_of",
+    "page",
+    "pages",
     "parse_card",
     "parse_size",
     "pct_key",
     "percentiles",
     "plain_seconds",
     "profile_from",
+    "profile_lines",
     "profile_text",
     "profiles",
     "publish",
@@ -175,5 +188,4 @@ __all__ = [
 _LAZY = {  # submodule: the names it gives, imported on first use
     ".cards": ("check_card", "parse_card", "write_card"),
 }
-
 __getattr__ = lazy_getattr(__name__, _LAZY)

@@ -38,7 +38,8 @@ class Option:
     open_minimum: bool = False  # the minimum itself is refused (x > minimum)
     short: str | None = None  # e.g. "-c"
     #: how the command line shows it, beyond its type: "argument" (a positional SHARDS_DIR),
-    #: "dir" (a folder to write), "profile" (a model profile's name)
+    #: "dir" (a folder to write), "profile" (a model profile's name), "concurrency" (one integer:
+    #: a list is refused as a sweep's)
     kind: str = ""
     metavar: str | None = None
     required: bool = False  # after the command line and the file: one of them must give it

@@ -26,6 +26,7 @@ from .causes import attribute, count_mismatch, drift_evidence, infer_block_size
 from .drift import UNCHECKED, Coverage, TemplateCheck, read_template_check
 from .ideal import PromptTexts, StoredAs, ideal_prefixes
 from .model import CAUSES, RULES, TURN_SCHEMA, CacheAnalysis, CacheTurn, CauseTotal
+from .simunits import SIM_UNITS, sim_units
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,36 @@ def run_tokenizer(run_dir: Path, info: RunInfo, spec: str | None) -> tuple[str, 
             "token counts must use the run's tokenizer, so pass --tokenizer NAME:PATH with its local files "
             "(docs/cache.md)"
         ) from None
+
+
+def counting_tokenizer(
+    run_dir: Path, info: RunInfo, spec: str | None, records: list[Record], shards: traces.Shards
+) -> tuple[str, ChatTokenizer, bool]:
+    """(name, tokenizer, simulated) the analysis counts with: `spec` when given; for a run against
+    trajbench's simulator, what the simulator counted with (its `--tokenizer`, else its own
+    ~4-characters-per-token units, `simunits`); else the run's tokenizer (`run_tokenizer`).
+
+    A standalone `serve-sim` records no settings in run.json: its units are recognised from the
+    first answered turn, whose prompt count equals the simulator's own count of that prompt only
+    when it counted that way."""
+    simulated = info.target == "simulated"
+    if spec is None and simulated:
+        if info.simulator is not None:
+            if info.simulator.tokenizer is None:
+                return SIM_UNITS, sim_units(), True
+            spec = info.simulator.tokenizer
+        elif _counted_like_the_simulator(records, shards, info.salt):
+            return SIM_UNITS, sim_units(), True
+    name, tok = run_tokenizer(run_dir, info, spec)
+    return name, tok, simulated
+
+
+def _counted_like_the_simulator(records: list[Record], shards: traces.Shards, salt_mode: str) -> bool:
+    first = next((r for r in records if r.ok and r.prompt_tokens is not None), None)
+    if first is None:
+        return False
+    isl = PromptTexts(sim_units(), shards, salt_mode).get(first).isl
+    return isl == first.prompt_tokens
 
 
 def _shards(run_dir: Path, info: RunInfo, given: str | None) -> traces.Shards:
@@ -128,11 +159,11 @@ def analyse_run(
         raise ReplayError(f"{run}: no such folder; pass a run folder written by `trajbench replay run`")
     info = read_run_info(run)
     shards = _shards(run, info, options.shards)
-    spec, tok = run_tokenizer(run, info, options.tokenizer)
+    records = list(read_records(run))
+    spec, tok, simulated = counting_tokenizer(run, info, options.tokenizer, records, shards)
     check = None
     if options.template_check is not None:
         check = read_template_check(options.template_check, shards.content_hash, tok.name)
-    records = list(read_records(run))
     ok = [r for r in records if r.ok]
     used = sorted((r for r in ok if r.cached_tokens is not None), key=lambda r: (r.t_send_ns, r.instance_id, r.turn))
     texts = PromptTexts(tok, shards, info.salt)
@@ -208,7 +239,7 @@ def analyse_run(
         )
         prev[r.instance_id] = r
     rows.sort(key=lambda x: (x.instance_id, x.turn))
-    return _summary(run, info, spec, block, source, rows, records, rose, metrics, check), rows
+    return _summary(run, info, spec, block, source, rows, records, rose, metrics, check, simulated), rows
 
 
 def _summary(
@@ -222,6 +253,7 @@ def _summary(
     rose: float | None,
     metrics: CacheMetrics | None,
     check: TemplateCheck | None,
+    simulated: bool,
 ) -> CacheAnalysis:
     positive = sum(max(0, r.deficit) for r in rows)
     totals = []
@@ -267,6 +299,7 @@ def _summary(
         template_check_sha256=check.sha256 if check is not None else None,
         template_check_turns=sum(1 for r in rows if r.template_checked),
         count_fallback_turns=sum(1 for r in rows if r.drift_evidence == "count"),
+        simulated=simulated,
     )
 
 

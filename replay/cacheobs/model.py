@@ -153,6 +153,9 @@ class CacheAnalysis(traces.JsonFile):
     # count-mismatch turns no template check covered: drift there rests on the count alone (all of the
     # count-mismatch turns without a check)
     count_fallback_turns: int = 0
+    # the run's target was trajbench's simulator: its figures describe the simulator, and without
+    # its own --tokenizer they are counted in its units (`tokenizer` says so, docs/cache.md)
+    simulated: bool = False
 
     def cause(self, name: str) -> CauseTotal:
         return next(c for c in self.causes if c.cause == name)

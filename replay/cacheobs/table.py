@@ -6,6 +6,7 @@ from rich import box
 from rich.table import Table
 
 from .model import CacheAnalysis
+from .simunits import SIM_UNITS
 
 
 def cause_table(a: CacheAnalysis) -> Table:
@@ -40,8 +41,19 @@ def _fallback(a: CacheAnalysis) -> str:
 
 
 def warnings(a: CacheAnalysis) -> list[str]:
-    """What makes the figures less than exact, one line each."""
+    """What makes the figures less than exact, or what they describe, one line each."""
     out = []
+    if a.simulated:
+        units = (
+            "counted as the simulator counts them (about 4 characters per token, in its own prompt format), "
+            "since it ran without --tokenizer, so its prompt and cached counts compare with the ideal"
+            if a.tokenizer == SIM_UNITS
+            else f"counted with {a.tokenizer}"
+        )
+        out.append(
+            f"Note: {a.run} was measured against trajbench's simulator: the figures describe the simulator's LRU "
+            f"prefix cache, not an engine's; tokens are {units} (docs/cache.md)"
+        )
     if a.count_mismatch_turns:
         out.append(
             f"Warning: on {a.count_mismatch_turns:,} of {a.turns:,} turns the server's prompt tokens differ from the "

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING
 from traces.lazy import lazy_getattr
 
 from .display import RunState, run_progress
+from .regions import Region, concurrency_regions, describe_regions, region_concurrencies
 from .sweep_table import point_line, read_numbers, sweep_table
 
 if TYPE_CHECKING:
     from .page import build_report
-    from .pareto import Point, frontier, region_concurrencies
+    from .pareto import Point, frontier
     from .points import Gates, GatesOf, PointSet, Replaced, collect_points
 
 
@@ -22,10 +23,13 @@ __all__ = [
     "GatesOf",
     "Point",
     "PointSet",
+    "Region",
     "Replaced",
     "RunState",
     "build_report",
     "collect_points",
+    "concurrency_regions",
+    "describe_regions",
     "frontier",
     "point_line",
     "read_numbers",
@@ -36,7 +40,7 @@ __all__ = [
 
 _LAZY = {  # submodule: the names it gives, imported on first use
     ".page": ("build_report",),
-    ".pareto": ("Point", "frontier", "region_concurrencies"),
+    ".pareto": ("Point", "frontier"),
     ".points": ("Gates", "GatesOf", "PointSet", "Replaced", "collect_points"),
 }
 __getattr__ = lazy_getattr(__name__, _LAZY)

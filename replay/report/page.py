@@ -83,6 +83,18 @@ HEADERS = {key: name for key, name, _ in COLUMNS} | {"run": "Run folder"}
 _PERCENT = frozenset({"cache_hit", "inline_score"})
 _GATE = frozenset({"inline_pass", "osl_pass"})
 _GOODPUT = frozenset({"goodput_tps", "session_goodput_tps"})
+#: The columns of the second table of points (their verdicts and where they come from); the
+#: first holds the measured numbers.
+_STATUS = (
+    "inline_score",
+    "inline_pass",
+    "osl_mean",
+    "osl_pass",
+    "gates",
+    "target",
+    "on_frontier",
+    "started_at",
+)
 
 
 def _rows(points: list[Point], cost: float | None, watts: float | None) -> list[dict[str, Any]]:
@@ -302,11 +314,14 @@ def _write_report(found: PointSet, out: Path, cost_per_hour: float | None, power
     goodput_charts = _goodput_charts(points, infos, out)
     failing = [r for r in rows if r["inline_pass"] is False or r["osl_pass"] is False]
     hashes = sorted({p.dataset_hash for p in points})
-    shown = [c for c in cols if c not in ("started_at",)]
+    # two tables, so each fits a 1280-pixel screen without scrolling sideways: the numbers, then
+    # the verdicts (points.csv and points.json keep every column in one row)
+    measured = ["label", "concurrency", *(c for c in cols if c not in _STATUS and c not in ("label", "concurrency"))]
+    status = ["label", "concurrency", *(c for c in _STATUS if c in cols), "run"]
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>trajbench report</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}}table{{border-collapse:collapse;font-size:13px}}
-td,th{{border:1px solid #ccc;padding:3px 6px;text-align:right}}th{{background:#f4f4f4}}table.settings td,table.settings th{{text-align:left}}
+td,th{{border:1px solid #ccc;padding:3px 5px;text-align:right}}th{{background:#f4f4f4;font-size:12px}}table.settings td,table.settings th{{text-align:left}}
 img{{max-width:100%}}.charts img{{width:48%}}.fail td{{background:#fde8e8}}.scroll{{overflow-x:auto}}
 .warn{{border:2px solid #d62728;background:#fff1f0;padding:8px 12px;margin:10px 0}}.research{{border-color:#e68a00;background:#fff8e6}}
 .note{{border:1px solid #999;background:#f7f7f7;padding:6px 12px;margin:10px 0}}</style></head>
@@ -319,7 +334,9 @@ img{{max-width:100%}}.charts img{{width:48%}}.fail td{{background:#fde8e8}}.scro
 <p>The frontier is a step function through measured points only (docs/metrics.md). Crosses fail an accuracy gate and do not count. A dashed curve is judged by research gates: not an official result (docs/accuracy.md).</p>
 {_goodput_section(goodput_charts)}
 <h2>Points</h2>
-{_table(rows, [*shown, "run"], "point")}
+{_table(rows, measured, "point")}
+<h3>Accuracy and status of each point</h3>
+{_table(rows, status, "status")}
 <h2>Points failing an accuracy gate</h2>
 {_table(failing, ["label", "concurrency", "gates", "inline_score", "inline_pass", "osl_mean", "osl_pass", "run"], "fail") if failing else "<p>None.</p>"}
 <h2>Against concurrency</h2>
@@ -412,6 +429,12 @@ def _cache_section(points: list[Point]) -> str:
             + (
                 f"; template check {html.escape(a.template_check)} covered {a.template_check_turns:,} turns"
                 if a.template_check is not None
+                else ""
+            )
+            + (
+                f"; measured against trajbench's simulator, counted as {html.escape(a.tokenizer)}: the simulator's "
+                "cache, not an engine's"
+                if a.simulated
                 else ""
             )
             + "</p>"

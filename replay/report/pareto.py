@@ -8,12 +8,9 @@ at that speed or faster, never an interpolation between points.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-
-from ..errors import ReplayError
 
 
 @dataclass(frozen=True)
@@ -102,25 +99,3 @@ def normalised(
     if power_watts:
         out["per_watt"] = value / power_watts
     return out
-
-
-def region_concurrencies(max_concurrency: int, *, points: int = 7) -> list[int]:
-    """Concurrencies over log2 regions up to `max_concurrency`: 1, then 3 log-spaced points in
-    the lower half of log2 space and 3 in the upper half ending at the maximum (1 + 3 + 3).
-    When the range is too small for distinct integers, neighbouring integers fill in; at most 32."""
-    if max_concurrency < 1:
-        raise ReplayError(f"--max-concurrency must be >= 1, got {max_concurrency}")
-    if points > 32:
-        raise ReplayError(f"at most 32 sweep points, asked for {points}")
-    top = math.log2(max_concurrency)
-    per_region = (points - 1) // 2
-    lower = [top / 2 * (k + 1) / per_region for k in range(per_region)]
-    upper = [top / 2 + top / 2 * (k + 1) / (points - 1 - per_region) for k in range(points - 1 - per_region)]
-    chosen = {1} | {max(1, round(2**e)) for e in lower + upper}
-    chosen.add(max_concurrency)
-    fill = 2
-    while len(chosen) < min(points, max_concurrency):
-        if fill not in chosen:
-            chosen.add(fill)
-        fill += 1
-    return sorted(chosen)

@@ -16,7 +16,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from traces.png import concurrency_axis, count_axis, number_axis, plt, save_png, token_axis, zero_based
+from traces.png import (
+    Annotation,
+    Figure,
+    concurrency_axis,
+    count_axis,
+    label_points,
+    number_axis,
+    plt,
+    save_png,
+    token_axis,
+    zero_based,
+)
 
 from .pareto import Point, frontier, step_curve
 
@@ -45,40 +56,38 @@ def curve_name(label: str, note: str, pts: Sequence[Point]) -> str:
     return f"{name} — {note}" if note else name
 
 
-def pareto_chart(
+def pareto_figure(
     points: Sequence[Point],
-    path: Path,
     *,
     y_label: str = "system throughput (output tok/s)",
     y: Callable[[Point], float] | None = None,
     title: str = "Throughput vs per-user speed (measured points, step frontier)",
-) -> Path:
-    """Step curves of accurate points per system and gate kind; failing points drawn as crosses."""
+) -> tuple[Figure, list[Annotation]]:
+    """The Pareto chart and its concurrency labels: step curves of accurate points per system and
+    gate kind, failing points drawn as crosses. A curve with no accurate point draws nothing and
+    so has no legend entry (its crosses have theirs)."""
     fig, ax = plt.subplots(figsize=(8, 5.2))
     colours = {label: f"C{k % 10}" for k, label in enumerate(_by_label(points))}
     top = 0.0
+    labelled: list[tuple[str, float, float]] = []
+    crosses: list[tuple[float, float]] = []
     for (label, note), pts in curves(points).items():
         color = colours[label]
         style = "--" if note else "-"
         good = [_rescaled(p, y(p)) if y is not None else p for p in pts if p.accurate]
-        xs, ys = step_curve(frontier(good))
-        ax.plot(xs, ys, linestyle=style, color=color, label=curve_name(label, note, pts))
-        ax.scatter(
-            [p.per_user_tps for p in good],
-            [p.throughput_tps for p in good],
-            color=color,
-            zorder=3,
-            s=22,
-            marker="o" if not note else "D",
-        )
-        for p in good:
-            ax.annotate(
-                f"C={p.concurrency:,}",
-                (p.per_user_tps, p.throughput_tps),
-                fontsize=7,
-                xytext=(3, 3),
-                textcoords="offset points",
+        ys: list[float] = []
+        if good:
+            xs, ys = step_curve(frontier(good))
+            ax.plot(xs, ys, linestyle=style, color=color, label=curve_name(label, note, pts))
+            ax.scatter(
+                [p.per_user_tps for p in good],
+                [p.throughput_tps for p in good],
+                color=color,
+                zorder=3,
+                s=22,
+                marker="o" if not note else "D",
             )
+            labelled += [(f"C={p.concurrency:,}", p.per_user_tps, p.throughput_tps) for p in good]
         bad = [p for p in pts if not p.accurate]
         if bad:
             ax.scatter(
@@ -89,6 +98,7 @@ def pareto_chart(
                 zorder=3,
                 label=f"{label}: fails an accuracy gate",
             )
+            crosses += [(p.per_user_tps, y(p) if y else p.throughput_tps) for p in bad]
         top = max([top, *ys, *((y(p) if y else p.throughput_tps) for p in bad)])
     ax.set_xlabel("per-user speed (output tok/s per user)")
     ax.set_ylabel(y_label)
@@ -97,8 +107,22 @@ def pareto_chart(
     token_axis(ax.xaxis)
     token_axis(ax.yaxis)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1)
     ax.set_title(title)
+    return fig, label_points(fig, ax, labelled, crosses)
+
+
+def pareto_chart(
+    points: Sequence[Point],
+    path: Path,
+    *,
+    y_label: str = "system throughput (output tok/s)",
+    y: Callable[[Point], float] | None = None,
+    title: str = "Throughput vs per-user speed (measured points, step frontier)",
+) -> Path:
+    """The Pareto chart (`pareto_figure`) saved as a PNG."""
+    fig, _ = pareto_figure(points, y_label=y_label, y=y, title=title)
     return save_png(fig, path, dpi=110)
 
 

@@ -214,19 +214,36 @@ class RunOutcome:
 
 
 def _ms(v: float | None) -> str:
-    return "-" if v is None else f"{v / 1e6:.1f}"
+    return traces.format_number(None if v is None else v / 1e6)
 
 
 def _num(v: float | None, fmt: str = ".1f") -> str:
     return "-" if v is None else format(v, fmt)
 
 
-_SHOWN = (99, 95, 90, 50, 10)
+#: The percentiles report.txt shows beside avg, min and max; result_summary.json has them all.
+_SHOWN = (50, 90, 95, 99)
+#: The table's columns: a 16-character label (indent included), n in 8, each value in 8: 80 columns.
+_LABEL, _N, _CELL = 16, 8, 8
+
+
+def _count(n: int) -> str:
+    """n in 7 characters: exact up to 999,999, then in millions (result_summary.json is exact)."""
+    return traces.format_count(n) if n < 1_000_000 else f"{n / 1e6:.1f}M"
+
+
+def _dist_header() -> str:
+    heads = ["avg", "min"] + [f"p{p}" for p in _SHOWN] + ["max"]
+    return f"{'  metric':<{_LABEL}}{'n':>{_N}}" + "".join(f"{h:>{_CELL}}" for h in heads)
 
 
 def _dist_row(name: str, d: traces.Distribution, conv: Callable[[float | None], str]) -> str:
     cells = [conv(d.avg), conv(d.min)] + [conv(d.p(p)) for p in _SHOWN] + [conv(d.max)]
-    return f"  {name:<22}{d.n:>8}  " + "".join(f"{c:>10}" for c in cells)
+    return f"{'  ' + name:<{_LABEL}}{_count(d.n):>{_N}}" + "".join(f"{c:>{_CELL}}" for c in cells)
+
+
+def _field(label: str, value: str, indent: int = 0, label_width: int = 10) -> list[str]:
+    return traces.field_lines(label, value, label_width=label_width, indent=indent)
 
 
 def _goodput_lines(t: RunNumbers) -> list[str]:
@@ -238,87 +255,149 @@ def _goodput_lines(t: RunNumbers) -> list[str]:
         for name, v, unit in (("TTFT", g.ttft_ms, "ms"), ("TPOT", g.tpot_ms, "ms"), ("session", g.session_s, "s"))
         if v is not None
     )
+    sessions = f"{g.sessions_met:,} of {g.sessions:,} sessions met it" + (
+        f"; {g.sessions_incomplete:,} cut off by the run's end, not judged" if g.sessions_incomplete else ""
+    )
     return [
         f"  goodput (SLO {limits})",
-        f"    of turns            {g.output_tokens_per_s:.1f} output tok/s   ({g.turns_met} of {g.turns} turns met the SLO)",
-        f"    of sessions         {g.session_output_tokens_per_s:.1f} output tok/s   ({g.sessions_met} of {g.sessions} sessions met it"
-        + (f"; {g.sessions_incomplete} cut off by the run's end, not judged)" if g.sessions_incomplete else ")"),
+        *_field(
+            "of turns",
+            f"{traces.format_number(g.output_tokens_per_s, 12)} output tok/s "
+            f"({g.turns_met:,} of {g.turns:,} turns met the SLO)",
+            indent=4,
+            label_width=18,
+        ),
+        *_field(
+            "of sessions",
+            f"{traces.format_number(g.session_output_tokens_per_s, 12)} output tok/s ({sessions})",
+            indent=4,
+            label_width=18,
+        ),
     ]
 
 
 def render_report(s: ResultSummary, cfg: Mapping[str, Any]) -> str:
     """The human-readable digest of a summary (`cfg`: run.json's content, what the run was):
-    headline, window, latencies, tokens, failures."""
+    headline, window, latencies, tokens, failures; at 80 columns (`traces.field_lines`), counts
+    with thousands separators."""
     t = s.trajbench
     inter = t.interactivity
     w = t.window
     turns = t.turns
+
+    def big(v: float | None) -> str:
+        return traces.format_number(v, 12)
+
     lines = [
         "trajbench replay report",
         "=======================",
-        f"target      {cfg.get('target', '?')}  {cfg.get('endpoint', '')}",
-        f"profile     {cfg.get('profile', '?')} (model {cfg.get('model', '?')})",
-        f"load        concurrency {cfg.get('concurrency')}  trajectories {cfg.get('num_trajectories')}  "
-        f"workers {cfg.get('workers')}  delays {'on' if cfg.get('inject_delays') else 'off'}  "
-        f"stop at window end {'yes' if cfg.get('stop_at_window_end') else 'no'}",
+        *_field("target", f"{cfg.get('target', '?')}  {cfg.get('endpoint', '')}"),
+        *_field("profile", f"{cfg.get('profile', '?')} (model {cfg.get('model', '?')})"),
+        *_field(
+            "load",
+            f"concurrency {cfg.get('concurrency')}, trajectories {cfg.get('num_trajectories')}, "
+            f"workers {cfg.get('workers')}, delays {'on' if cfg.get('inject_delays') else 'off'}, "
+            f"stop at window end {'yes' if cfg.get('stop_at_window_end') else 'no'}",
+        ),
         "",
         "headline (turns issued in the performance window that succeeded)",
-        f"  system throughput     {t.throughput.output_tokens_per_s:.1f} output tok/s   ({t.throughput.requests_per_s:.2f} requests/s)",
-        f"  per-user speed        {inter.e2e_interactivity:.1f} tok/s pooled = {inter.output_tokens_sum} tokens / {inter.e2e_seconds_sum:.2f} s of E2E",
-        f"  per-trajectory speed  median {_num(inter.per_trajectory.p(50))} tok/s over {inter.per_trajectory.n} instances",
-        f"  window                {w.duration_ns / 1e9:.2f} s, {'closed' if w.closed else 'never closed (the FIFO outlasted every slot)'}",
+        *_field(
+            "system throughput",
+            f"{big(t.throughput.output_tokens_per_s)} output tok/s ({t.throughput.requests_per_s:,.2f} requests/s)",
+            indent=2,
+            label_width=20,
+        ),
+        *_field(
+            "per-user speed",
+            f"{big(inter.e2e_interactivity)} tok/s pooled = {inter.output_tokens_sum:,} tokens / "
+            f"{inter.e2e_seconds_sum:,.2f} s of E2E",
+            indent=2,
+            label_width=20,
+        ),
+        *_field(
+            "per-trajectory speed",
+            f"median {big(inter.per_trajectory.p(50))} tok/s over {inter.per_trajectory.n:,} instances",
+            indent=2,
+            label_width=20,
+        ),
+        *_field(
+            "window",
+            f"{w.duration_ns / 1e9:,.2f} s, {'closed' if w.closed else 'never closed (the FIFO outlasted every slot)'}",
+            indent=2,
+            label_width=20,
+        ),
         *_goodput_lines(t),
         "",
-        f"turns       sent {turns.sent}  ok {turns.ok}  partial {turns.partial}  failed {turns.failed}  "
-        f"aborted (not sent) {turns.aborted}  cancelled {turns.cancelled}  in window {turns.window.sent}",
-        f"reference   issued {s.n_samples_issued}  completed {s.n_samples_completed}  failed {s.n_samples_failed}  "
-        f"(tracked turns, as the reference counts them)",
+        *_field(
+            "turns",
+            f"sent {turns.sent:,}, ok {turns.ok:,}, partial {turns.partial:,}, failed {turns.failed:,}, "
+            f"aborted (not sent) {turns.aborted:,}, cancelled {turns.cancelled:,}, in window {turns.window.sent:,}",
+        ),
+        *_field(
+            "reference",
+            f"issued {s.n_samples_issued:,}, completed {s.n_samples_completed:,}, failed {s.n_samples_failed:,} "
+            "(tracked turns, as the reference counts them)",
+        ),
         "",
-        f"  {'metric':<22}{'n':>8}  "
-        + "".join(f"{h:>10}" for h in ["avg", "min"] + [f"p{p}" for p in _SHOWN] + ["max"]),
+        _dist_header(),
         _dist_row("TTFT ms", t.ttft, _ms),
         _dist_row("TPOT ms", t.tpot, _ms),
         _dist_row("ITL ms", t.itl, _ms),
         _dist_row("E2E ms", t.latency, _ms),
-        _dist_row("input tokens", t.input_sequence_lengths, _num),
-        _dist_row("output tokens", t.output_sequence_lengths, _num),
-        _dist_row("per-turn tok/s", inter.per_turn, _num),
+        _dist_row("input tokens", t.input_sequence_lengths, traces.format_number),
+        _dist_row("output tokens", t.output_sequence_lengths, traces.format_number),
+        _dist_row("per-turn tok/s", inter.per_turn, traces.format_number),
         "",
     ]
+    label = 12
     if t.tpot_denominator:
-        how = ", ".join(f"{k} {v}" for k, v in t.tpot_denominator.items())
-        lines.append(f"TPOT          tokens after the first chunk counted by: {how}")
+        how = ", ".join(f"{k} {v:,}" for k, v in t.tpot_denominator.items())
+        lines += _field("TPOT", f"tokens after the first chunk counted by: {how}", label_width=label)
     c = t.cached_tokens
     if c.turns_reporting and c.hit_rate is not None:
-        lines.append(
-            f"prefix cache  {c.cached_tokens_sum} of {c.prompt_tokens_sum} prompt tokens cached ({100 * c.hit_rate:.1f} %)"
+        lines += _field(
+            "prefix cache",
+            f"{c.cached_tokens_sum:,} of {c.prompt_tokens_sum:,} prompt tokens cached ({100 * c.hit_rate:.1f} %)",
+            label_width=label,
         )
     tok = t.tokens
-    lines.append(
-        f"token counts  output from server usage {tok.output_from_server}, from client tokenizer {tok.output_from_client}, unknown {tok.output_unknown}"
+    lines += _field(
+        "token counts",
+        f"output from server usage {tok.output_from_server:,}, from client tokenizer {tok.output_from_client:,}, "
+        f"unknown {tok.output_unknown:,}",
+        label_width=label,
     )
     if tok.output_client_minus_server.n and tok.output_client_minus_server.avg is not None:
-        lines.append(f"              client − server output tokens: mean {tok.output_client_minus_server.avg:.2f}")
-    lines.append(f"finish        {', '.join(f'{k} {v}' for k, v in t.finish_reasons.items()) or '-'}")
+        lines += _field(
+            "", f"client − server output tokens: mean {tok.output_client_minus_server.avg:.2f}", label_width=label
+        )
+    lines += _field("finish", ", ".join(f"{k} {v:,}" for k, v in t.finish_reasons.items()) or "-", label_width=label)
     if t.errors_by_kind:
-        lines.append(f"errors        {', '.join(f'{k} {v}' for k, v in t.errors_by_kind.items())}")
+        lines += _field("errors", ", ".join(f"{k} {v:,}" for k, v in t.errors_by_kind.items()), label_width=label)
     if turns.partial:
-        lines.append(
-            "partial       the response started but was not a clean answer: "
-            + ", ".join(f"{k} {v}" for k, v in turns.partial_by_kind.items())
-            + " (completed under the reference's keys, docs/closed-loop.md)"
+        lines += _field(
+            "partial",
+            "the response started but was not a clean answer: "
+            + ", ".join(f"{k} {v:,}" for k, v in turns.partial_by_kind.items())
+            + " (completed under the reference's keys, docs/closed-loop.md)",
+            label_width=label,
         )
     if turns.dropped_reasoning_chars:
-        lines.append(
-            f"dropped       {turns.dropped_reasoning_chars} characters of reasoning in {turns.dropped_reasoning_turns} "
-            "turn(s): deltas that carried content too (the reference keeps the content, docs/metrics.md)"
+        lines += _field(
+            "dropped",
+            f"{turns.dropped_reasoning_chars:,} characters of reasoning in {turns.dropped_reasoning_turns:,} "
+            "turn(s): deltas that carried content too (the reference keeps the content, docs/metrics.md)",
+            label_width=label,
         )
     if (k := t.connections) is not None:
         reuse = "kept alive" if k.kept_alive else "one per request (the server closes them)"
-        lines.append(
-            f"connections   {k.prewarmed} opened before the first request, {k.opened_in_run} during the run, "
-            f"{k.reconnects} reconnects, {k.expired} expired idle, {k.prewarm_failed} failed to pre-open; {reuse}"
+        lines += _field(
+            "connections",
+            f"{k.prewarmed:,} opened before the first request, {k.opened_in_run:,} during the run, "
+            f"{k.reconnects:,} reconnects, {k.expired:,} expired idle, {k.prewarm_failed:,} failed to pre-open; "
+            f"{reuse}",
+            label_width=label,
         )
     if t.interrupted:
-        lines.append("NOTE          the run was interrupted (Ctrl-C); the numbers cover what finished")
+        lines += _field("NOTE", "the run was interrupted (Ctrl-C); the numbers cover what finished", label_width=label)
     return "\n".join(lines) + "\n"

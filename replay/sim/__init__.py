@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from traces.lazy import lazy_getattr
 
 from .config import (
+    FAST_STEP_MODEL,
     FAULT_KINDS,
     FINGERPRINT,
     GAMES,
@@ -26,8 +27,10 @@ from .config import (
     config_to_args,
     describe,
     embedded_config,
+    standalone_config,
 )
 from .errors import SimError
+from .tokens import ASSISTANT_HEADER, CHARS_PER_TOKEN, render_answer, render_message, render_prompt
 
 if TYPE_CHECKING:
     from .embedded import SimHandle, SimulatorStartError, start_simulator
@@ -37,6 +40,9 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "ASSISTANT_HEADER",
+    "CHARS_PER_TOKEN",
+    "FAST_STEP_MODEL",
     "FAULT_HEADER",
     "FAULT_KINDS",
     "FINGERPRINT",
@@ -57,7 +63,11 @@ __all__ = [
     "describe",
     "embedded_config",
     "parse_metrics",
+    "render_answer",
+    "render_message",
+    "render_prompt",
     "serve",
+    "standalone_config",
     "start_simulator",
 ]
 

@@ -260,17 +260,30 @@ def config_to_args(config: SimConfig, base: SimConfig = DEFAULTS) -> list[str]:
 EMBEDDED_SPEEDUP = 64
 
 
+#: The step-time coefficients (SimConfig fields) the speed-up divides.
+STEP_MODEL = ("step_base_ms", "prefill_ms_per_token", "batch_ms_per_seq")
+#: Those coefficients `EMBEDDED_SPEEDUP` times faster than the default (mid-size GPU) step model.
+FAST_STEP_MODEL = {name: getattr(DEFAULTS, name) / EMBEDDED_SPEEDUP for name in STEP_MODEL}
+
+
+def standalone_config(values: dict[str, Any], *, realistic: bool = False) -> SimConfig:
+    """`trajbench serve-sim`'s simulator: as quick to try as the embedded one (its step model
+    `EMBEDDED_SPEEDUP` times faster; a 137-turn trajectory of synthetic answers takes seconds,
+    not the nine minutes the default model paces it to), the default mid-size GPU step model
+    with `realistic`. A step coefficient given explicitly is kept either way."""
+    given = {k: v for k, v in values.items() if v is not None}
+    if not realistic:
+        given = {**FAST_STEP_MODEL, **given}
+    return config_from_options(given)
+
+
 def embedded_config(shards: str, args: Sequence[str] = ()) -> SimConfig:
     """The simulator `replay run` and `replay sweep` start when no --endpoint is given, and the
     one `trajbench demo` uses: oracle answers from the run's own shards and the default step
     model `EMBEDDED_SPEEDUP` times faster. A first run then takes seconds and its accuracy gates
     score the recorded answers (the default synthetic answers score 0 and take the default
     model's minutes). `args`, the words of --sim-args, override any piece of it."""
-    fast = [
-        word
-        for name in ("step-base-ms", "prefill-ms-per-token", "batch-ms-per-seq")
-        for word in (f"--{name}", str(getattr(DEFAULTS, name.replace("-", "_")) / EMBEDDED_SPEEDUP))
-    ]
+    fast = [word for name, value in FAST_STEP_MODEL.items() for word in (f"--{name.replace('_', '-')}", str(value))]
     return config_from_args(["--answers", "oracle", "--shards", shards, *fast, *args])
 
 

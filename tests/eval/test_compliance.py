@@ -125,7 +125,8 @@ def test_a_model_with_other_answers_and_wrong_settings_fails_with_reasons(tmp_pa
     assert c["sampling"].reason == "temperature=0.6 (profile: 1.0); seed=1 is not in the profile"
     assert c["inline"].reason.startswith("score ") and "vs >= 58.32%" in c["inline"].reason
     assert "below the band 390-475" in c["osl"].reason
-    assert c["dataset"].reason == "no official hash known for kimi-k3; pass --expected-hash"
+    assert c["dataset"].reason.startswith("no official hash known for kimi-k3: ")
+    assert "pass --expected-hash HASH" in c["dataset"].reason and "docs/submitting.md" in c["dataset"].reason
     swe = by_check(checks, "submission")["swebench"]
     assert not swe.passed and swe.reason == "mean 90.00% < 93.50%"
     assert compliance_json(checks)["failed"] == len([x for x in checks if not x.passed])

@@ -25,8 +25,10 @@ def test_the_rule_gives_the_official_bands_from_their_centres_within_a_token(
     lo, hi = osl_band_from(centre)  # the default: ± 10 %
     assert abs(lo - official[0]) <= 1 and abs(hi - official[1]) <= 1
     assert osl_band_from(400, 0.05) == (380.0, 420.0)
-    with pytest.raises(EvalError, match="between 0 and 100 %"):
+    with pytest.raises(EvalError, match="between 0 and 1 "):
         osl_band_from(400, 1.5)
+    with pytest.raises(EvalError, match=r"for 10 % write 0\.1"):  # the old unit, a percent, is told apart
+        osl_band_from(400, 10)
 
 
 def test_unofficial_reference_runs_are_refused_unless_told(tmp_path: Path, sample_shards: Path) -> None:
@@ -89,3 +91,46 @@ def test_a_built_in_profile_changed_since_the_run_is_seen(tmp_path: Path, sample
     run = write_run(tmp_path / "c4", sample_shards, answer=perfect, tokens=lambda row: 430, profile_hash="0" * 64)
     check = {c.check: c for c in check_submission([run])}["official-profile"]
     assert not check.passed and "differs from this trajbench's" in check.reason
+
+
+def test_a_simulated_reference_run_is_refused_and_the_refusal_says_it_was_simulated(
+    tmp_path: Path, sample_shards: Path
+) -> None:
+    for evidence in ("the embedded simulator (no --endpoint)", "X-Simulated: trajbench-sim on /v1/models"):
+        run = write_run(
+            tmp_path / "ref", sample_shards, answer=perfect, tokens=lambda row: 430,
+            target="simulated", target_evidence=evidence,
+        )  # fmt: skip
+        with pytest.raises(EvalError) as err:
+            derive_profile([run], "my-k3")
+        msg = str(err.value)
+        assert "ref: it was simulated: measured against trajbench's simulator" in msg and evidence in msg
+        assert "--allow-unofficial" in msg
+    got = derive_profile([run], "my-k3", allow_unofficial=True)  # told: derived, and recorded as not official
+    assert got.profile.derivation is not None and got.profile.derivation["official_shaped"] is False
+    assert any("it was simulated" in why for why in got.unofficial)
+
+
+def test_a_reference_inline_score_of_0_says_the_answers_did_not_match_the_dataset(
+    tmp_path: Path, sample_shards: Path
+) -> None:
+    def wrong(row: traces.TurnRow) -> dict[str, object]:
+        call = {"id": "c", "type": "function", "function": {"name": "bash", "arguments": '{"command": "vim x"}'}}
+        return {"content": "intent: I999", "reasoning": "", "tool_calls": [call]}
+
+    run = write_run(tmp_path / "ref", sample_shards, answer=wrong, tokens=lambda row: 430)
+    with pytest.raises(EvalError) as err:
+        derive_profile([run], "my-k3", allow_unofficial=True)
+    msg = str(err.value)
+    assert "inline score is 0: none of the reference model's answers matched the dataset's recorded ones" in msg
+    assert "write 0.55 for 55 %" not in msg and "eval inline" in msg
+
+
+def test_the_osl_tolerance_is_a_fraction_everywhere(tmp_path: Path, sample_shards: Path) -> None:
+    run = write_run(tmp_path / "ref", sample_shards, answer=perfect, tokens=lambda row: 400)
+    got = derive_profile([run], "my-k3", osl_tolerance=0.05, allow_unofficial=True)
+    t = got.profile.thresholds
+    assert (t.osl_min, t.osl_max) == (380.0, 420.0)  # ± 5 %, not ± 0.05 %
+    assert got.profile.derivation is not None and got.profile.derivation["osl_tolerance"] == 0.05
+    with pytest.raises(EvalError, match=r"for 5 % write 0\.05"):
+        derive_profile([run], "my-k3", osl_tolerance=5, allow_unofficial=True)

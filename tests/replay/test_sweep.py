@@ -42,7 +42,7 @@ def test_sweep_runs_each_point_then_resumes(sample_shards: Path, tmp_path: Path)
         asyncio.run(run_sweep(base, [1, 2], folder, after_point=lambda d: scored.append(d.name), echo=said.append))
         assert "C=1: kept (already done)" in said
         assert len(srv.books.requests) == first + 17 and scored[-1] == "c0002"
-        with pytest.raises(ReplayError, match="other settings"):
+        with pytest.raises(ReplayError, match="other settings") as err:
             asyncio.run(
                 run_sweep(
                     RunConfig(shards=str(sample_shards), endpoint=srv.base_url, progress="none"),
@@ -51,6 +51,10 @@ def test_sweep_runs_each_point_then_resumes(sample_shards: Path, tmp_path: Path)
                     echo=lambda m: None,
                 )
             )
+        # the one setting that differs, by the option that sets it, with both values
+        assert "other settings: --no-delays (inject_delays false in the sweep, true here); give the sweep's" in str(
+            err.value
+        )
 
 
 def test_concurrency_lists_are_checked() -> None:

@@ -9,13 +9,14 @@ error) and `traces build` (which stops at the end of a pass with errors) go thro
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from ..errors import ErrorCapReached, ErrorSink, TraceFormatError, TraceValidationErrors
 from ..inputs import TABULAR, check_table, resolve_input, sniff
 from ..model import Trajectory
 from ..progress import Progress
 from .registry import FORMATS, Format
+from .shape import wrong_format
 
 #: A pass stops after this many errors: a file of garbage lines (or a decompression bomb of them)
 #: would otherwise fill memory with error messages, and nobody reads past the first screens.
@@ -71,14 +72,47 @@ def _is_trace_data(path: str, sink: ErrorSink) -> bool:
     return True
 
 
+class _WrongFormat(Exception):
+    """Raised through a reader to skip the rest of a file whose records have another format's shape."""
+
+
+def _once_if_wrong_format(form: Format, first_file: str, sink: ErrorSink) -> tuple[ErrorSink, Callable[[], None]]:
+    """A sink that, at the first error of a file none of whose conversations was read yet, asks
+    whether the file is of another format (`shape.wrong_format`): if so it reports that once and
+    skips the file, instead of one identical error per record. The second value marks that a
+    conversation was read, after which errors are the file's own."""
+    state = {"read": False, "asked": False}
+
+    def guarded(error: TraceFormatError) -> None:
+        if not state["read"] and not state["asked"]:
+            state["asked"] = True
+            wrong = wrong_format(first_file, form.name)
+            if wrong is not None:
+                sink(wrong)
+                raise _WrongFormat
+        sink(error)
+
+    def mark_read() -> None:
+        state["read"] = True
+
+    return guarded, mark_read
+
+
 def _read_input(form: Format, files: list[str], sink: ErrorSink) -> Iterator[Trajectory]:
     """The trajectories of one input's files: as one sequence of records when the format reads
     conversations across files (a sharded table of flat rows), else file by file."""
-    if form.read_files is not None and len(files) > 1:
-        yield from form.read_files(files, sink)
-        return
-    for path in files:
-        yield from form.read(path, sink)
+    groups = [files] if form.read_files is not None and len(files) > 1 else [[f] for f in files]
+    for group in groups:
+        if not group:
+            continue
+        guarded, mark_read = _once_if_wrong_format(form, group[0], sink)
+        reader = form.read_files(group, guarded) if len(group) > 1 and form.read_files else form.read(group[0], guarded)
+        try:
+            for traj in reader:
+                mark_read()
+                yield traj
+        except _WrongFormat:
+            continue
 
 
 def read_sources(sources: Sequence[str], fmt: str) -> Iterator[Trajectory]:

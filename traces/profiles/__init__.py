@@ -4,6 +4,7 @@ or loaded from a user's profile file, docs/maintainers.md).
 
 from __future__ import annotations
 
+from .listing import profile_lines
 from .profilefile import check_profile, profile_text, read_profile_file, write_profile_file
 from .registry import (
     DEFAULT_OUTPUT_CONSISTENCY,
@@ -27,6 +28,7 @@ __all__ = [
     "check_profile",
     "get_profile",
     "profile_from",
+    "profile_lines",
     "profile_text",
     "profiles",
     "read_profile_file",

@@ -447,8 +447,9 @@ def build_shards(
     nothing is left at `out` if anything fails.
 
     `overwrite` replaces an existing `out` only if it is a shard folder (or empty) holding none
-    of the sources (`layout.check_replaceable`). `progress` counts the client turns built; their
-    total is known once the first pass over the sources has ended (with `repeats` > 1). `jobs`
+    of the sources (`outdir.check_replaceable`). `progress` counts the client turns built; their
+    total is counted first when a `counter` makes the build slow, else known once the first pass
+    over the sources has ended (with `repeats` > 1). `jobs`
     processes build the trajectories' rows (`traces.parallel`): the same bytes as one."""
     opts.check()
     check_jobs(jobs)
@@ -492,6 +493,19 @@ def _build_into(
     instances: list[InstanceEntry] = []
     n_turns = n_traj = 0
     total_known = False
+    if progress is not None and counter is not None:
+        # Counting tokens makes the build the slowest step of the pipeline (minutes for the
+        # official set): a quick first pass counts the client turns, so the line shows a total
+        # and an ETA. It reads and validates the sources as the build does, so a bad source
+        # fails here, with the same errors, before any token is counted.
+        label = progress.label
+        progress.stage(f"{label}: counting turns")
+        counted = 0
+        for traj in read_sources(sources, opts.format):
+            counted += len(traj.client_indices())
+            progress.advance(len(traj.client_indices()))
+        progress.stage(label, total=counted * opts.repeats)
+        total_known = True
     if jobs == 1:
         built: Iterator[_Built] = (
             _build_one((traj, repeat), counter, markers, opts)

@@ -9,8 +9,8 @@ local Hugging Face cache (`hf:ORG/NAME`, offline).
 
 from __future__ import annotations
 
-from .chat import RENDERER_VERSION, ChatPrompt, ChatTokenizer, TokenizerError
-from .counting import Tally
+from .chat import RENDERER_VERSION, ChatPrompt, ChatTokenizer, Edit, TokenizerError
+from .counting import Tally, TextCounter
 from .registry import TOKENIZERS, TokenizerKind, load_tokenizer
 
 __all__ = [
@@ -18,7 +18,9 @@ __all__ = [
     "TOKENIZERS",
     "ChatPrompt",
     "ChatTokenizer",
+    "Edit",
     "Tally",
+    "TextCounter",
     "TokenizerError",
     "TokenizerKind",
     "load_tokenizer",

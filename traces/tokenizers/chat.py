@@ -141,12 +141,15 @@ class ChatTokenizer:
         vocab_bytes: bytes,
         safe_cuts: bool = True,
         decode: Callable[[list[int]], str] | None = None,
+        counter: TextCounter | None = None,
     ) -> None:
         self.name = name
         self.renderer = renderer
         self._encode = encode
         self._decode = decode
-        self.counter = TextCounter(encode, specials, safe_cuts=safe_cuts)
+        # a counter of its own: one whose counts are not `encode`'s lengths summed over cuts
+        # (the simulator's ~4 characters per token, replay.cacheobs)
+        self.counter = counter if counter is not None else TextCounter(encode, specials, safe_cuts=safe_cuts)
         h = hashlib.sha256()
         for part in (vocab_bytes, renderer.template_text.encode("utf-8"), RENDERER_VERSION.encode()):
             h.update(hashlib.sha256(part).digest())

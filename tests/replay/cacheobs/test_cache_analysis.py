@@ -164,7 +164,9 @@ def test_an_engine_that_counts_otherwise_is_told_not_hidden(
     )
     folder = asyncio.run(replay.run_replay(run))
     assert all(r.replica is None for r in read_records(folder))
-    code, _, err = in_process(["analyze", "cache", str(folder)], capsys)
+    # counted with the run's tokenizer (the simulator's own units are what `analyze cache` takes by
+    # default for a simulated run, below): the simulator stands in for an engine that counts otherwise
+    code, _, err = in_process(["analyze", "cache", str(folder), "--tokenizer", "qwen3.6"], capsys)
     assert code == 0, err
     a = cacheobs.CacheAnalysis.read(folder)
     assert a.turns == 12 and a.count_mismatch_turns >= 10 and a.replica_header is None
@@ -177,7 +179,7 @@ def test_an_engine_that_counts_otherwise_is_template_drift(shards: Path, tmp_pat
     way (~4 characters a token), so its cache keys are not the client's prompt's; the deficits no
     earlier cause explains are template drift, and only on turns whose counts disagree."""
     run = replay_on_sim(shards, tmp_path / "run", concurrency=2, tokenizer=None, cache_tokens=None)
-    result = cacheobs.analyse_cache(run)
+    result = cacheobs.analyse_cache(run, cacheobs.CacheOptions(tokenizer="qwen3.6"))  # the client's count
     a, block = result.analysis, result.analysis.block_size
     mismatch = {(r.instance_id, r.turn) for r in result.rows if abs((r.server_prompt_tokens or 0) - r.isl) > block}
     drift = [r for r in result.rows if r.cause == "template_drift"]
@@ -190,3 +192,36 @@ def test_an_engine_that_counts_otherwise_is_template_drift(shards: Path, tmp_pat
     # what stays unexplained is only where the counts happen to agree
     assert not [r for r in result.rows if r.cause == "unexplained" and (r.instance_id, r.turn) in mismatch]
     assert not [r for r in result.rows if r.template_checked or r.engine_divergence is not None]
+
+
+def test_a_simulator_run_is_analysed_in_the_simulators_own_units(
+    shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The simulator without --tokenizer counts ~4 characters a token in its own prompt format: by
+    the run tokenizer's count, turns showed more cached tokens than they could reuse and nearly
+    all of the deficit went to template drift. Counted as the simulator counts, its prompt counts
+    are the analysis's, no hit exceeds the ideal by a block, and nothing is drift."""
+    from clirun import in_process
+
+    run = replay_on_sim(shards, tmp_path / "run", concurrency=2, tokenizer=None, cache_tokens=None)
+    code, _, err = in_process(["analyze", "cache", str(run)], capsys)
+    assert code == 0, err
+    a = cacheobs.CacheAnalysis.read(run)
+    rows = cacheobs.analyse_run(run)[1]
+    assert a.simulated and a.tokenizer.startswith("trajbench-sim (~4 characters per token")
+    assert a.count_mismatch_turns == 0 and a.cause("template_drift").turns == 0 and a.surplus_turns == 0
+    assert all(r.server_prompt_tokens == r.isl for r in rows)
+    # a hit passes the ideal only by the answer's framing the engine cached with its own answer
+    # (`<think>` after the assistant header), less than a block
+    assert all(r.deficit >= -a.block_size for r in rows)
+    assert a.cause("block_granularity").turns > 0 and a.hit_rate_of_ideal > 0.9
+    assert "Note: run was measured against trajbench's simulator" in err and "about 4 characters per token" in err
+    assert "Warning" not in err
+    # the same run by the run tokenizer's count: what a user saw before
+    told = cacheobs.analyse_run(run, cacheobs.CacheOptions(tokenizer="qwen3.6"))[0]
+    assert told.count_mismatch_turns > 0 and told.cause("template_drift").turns > 0
+
+
+def test_a_simulator_with_the_runs_tokenizer_is_analysed_with_it(affinity_run: Path) -> None:
+    a = cacheobs.analyse_run(affinity_run)[0]
+    assert a.simulated and a.tokenizer == "qwen3.6" and a.count_mismatch_turns == 0

@@ -150,14 +150,18 @@ def test_the_warning_names_the_count_fallback_on_turns_no_check_covers(
     the rest to the count rule, and the warning says so; a check of every turn leaves none."""
     run = replay_on_sim(shards, tmp_path / "run", concurrency=2, tokenizer=None, cache_tokens=None)
     some = _check(shards, qwen, lambda text: text, 6, tmp_path / "some.json")
-    result = cacheobs.analyse_cache(run, cacheobs.CacheOptions(template_check=str(some)), out=tmp_path / "some")
+    result = cacheobs.analyse_cache(
+        run, cacheobs.CacheOptions(tokenizer="qwen3.6", template_check=str(some)), out=tmp_path / "some"
+    )
     a = result.analysis
     fallback = [r for r in result.rows if not r.template_checked and r.drift_evidence == "count"]
     assert 0 < a.count_fallback_turns == len(fallback) < a.count_mismatch_turns
     (line,) = [w for w in cacheobs.warnings(a) if "server's prompt tokens differ" in w]
     assert f"on the {a.count_fallback_turns:,} of them no template check covers" in line, line
     every = _check(shards, qwen, lambda text: text, 72, tmp_path / "every.json")
-    b = cacheobs.analyse_cache(run, cacheobs.CacheOptions(template_check=str(every)), out=tmp_path / "every").analysis
+    b = cacheobs.analyse_cache(
+        run, cacheobs.CacheOptions(tokenizer="qwen3.6", template_check=str(every)), out=tmp_path / "every"
+    ).analysis
     assert b.count_mismatch_turns > 0 and b.count_fallback_turns == 0
     (line,) = [w for w in cacheobs.warnings(b) if "server's prompt tokens differ" in w]
     assert "template_drift" not in line, line

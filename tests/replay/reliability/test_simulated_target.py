@@ -81,6 +81,14 @@ def test_a_run_against_a_standalone_simulator_is_recorded_simulated_and_never_of
         "passed": False,
         "reason": f"measured against trajbench's simulator ({cfg['target_evidence']}); official points need a real inference server",
     }
+    if not skip:
+        # run.json holds no settings of a standalone simulator: `analyze cache` recognises its own
+        # ~4-characters-per-token units from the records and counts in them (no kimi vocabulary needed)
+        code, _, err = cli_in_process(["analyze", "cache", str(run)], capsys)
+        assert code == 0, err
+        a = json.loads((run / "cache_analysis.json").read_text())
+        assert a["simulated"] and a["tokenizer"].startswith("trajbench-sim") and a["count_mismatch_turns"] == 0
+        assert "was measured against trajbench's simulator" in err
 
 
 def test_the_embedded_simulator_is_recorded_as_such(make_shards: Callable[..., Path], tmp_path: Path, capsys) -> None:

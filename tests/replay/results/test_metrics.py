@@ -393,4 +393,5 @@ def test_result_files_and_a_readable_report(tmp_path: Path) -> None:
     assert "system throughput     7.0 output tok/s" in report
     assert "21 tokens / 3.00 s of E2E" in report
     assert "errors        aborted 1, http 1" in report
-    assert "reference   issued 5  completed 5  failed 2" in report
+    assert "reference   issued 5, completed 5, failed 2" in report
+    assert max(len(line) for line in report.splitlines()) <= 80  # a terminal's width, or a pasted issue's

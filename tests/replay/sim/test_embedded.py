@@ -62,3 +62,33 @@ def test_registry_tokenizer_counts_the_prompt(start_sim) -> None:  # type: ignor
     assert first["prompt_tokens"] == tok.count_messages(messages, None)
     assert first["prompt_tokens_details"]["cached_tokens"] == 0 < second["prompt_tokens_details"]["cached_tokens"]
     assert httpx.get(url + "/health").json()["tokenizer"] == "qwen3.6"
+
+
+def test_serve_sim_is_as_quick_as_the_embedded_simulator_unless_told_realistic() -> None:
+    """A standalone simulator is as quick to try as the embedded one; the realistic pacing (the
+    default step model, a mid-size GPU server) is one flag away, and a coefficient given wins."""
+    from replay.sim import SimConfig, describe, embedded_config, standalone_config
+
+    quick = standalone_config({})
+    assert describe(quick) == "synthetic answers (mean 400 tokens), step model 64× faster"
+    for name in ("step_base_ms", "prefill_ms_per_token", "batch_ms_per_seq"):
+        assert getattr(quick, name) == getattr(embedded_config("shards"), name) == getattr(SimConfig(), name) / 64
+    assert standalone_config({}, realistic=True) == SimConfig()
+    assert standalone_config({"step_base_ms": 2.0}).step_base_ms == 2.0
+    assert standalone_config({"step_base_ms": 2.0}, realistic=True).step_base_ms == 2.0
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"), [([], "step model 64× faster"), (["--realistic"], "the default step model")]
+)
+def test_serve_sim_says_how_fast_it_answers(flags: list[str], said: str) -> None:
+    from reliability_helpers import cli_process
+
+    proc = cli_process(["serve-sim", "--port", "0", *flags])
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+    assert line.startswith(f"trajbench-sim (synthetic answers (mean 400 tokens), {said}) listening on http://"), line
