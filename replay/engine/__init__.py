@@ -1,5 +1,6 @@
-"""Asking the engine itself: the preflight (what the target is and whether it answers), its
-Prometheus prefix-cache counters, its tokenizer endpoint and the template parity check built on it.
+"""Asking the engine itself: the preflight (what the target is and whether it answers), the model
+name it serves, its Prometheus prefix-cache counters, its tokenizer endpoint and the template
+parity check built on it.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from traces.lazy import lazy_getattr
 
 from .preflight import Target, identify, preflight
 from .promscrape import CacheMetrics, scrape
+from .served import MODEL_SOURCES, ModelChoice, ModelNotServed, choose_model
 
 if TYPE_CHECKING:
     from .template_parity import TemplateParity, check_template, default_template_tokenizer, render_parity
@@ -23,10 +25,14 @@ _LAZY = {
 __getattr__ = lazy_getattr(__name__, _LAZY)
 
 __all__ = [
+    "MODEL_SOURCES",
     "CacheMetrics",
+    "ModelChoice",
+    "ModelNotServed",
     "Target",
     "TemplateParity",
     "check_template",
+    "choose_model",
     "default_template_tokenizer",
     "identify",
     "preflight",

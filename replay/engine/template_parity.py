@@ -25,7 +25,8 @@ import traces
 from traces.tokenizers import ChatTokenizer
 
 from ..errors import ReplayError
-from .tokenize import EngineTokenizer, detect_api
+from .served import choose_model
+from .tokenize import EngineTokenizer, api_root, detect_api, served_models
 
 #: Tokens of context shown before and after a divergence.
 CONTEXT_TOKENS = 12
@@ -64,6 +65,10 @@ class TemplateParity(traces.JsonFile):
     turns: list[TurnParity]
     identical: int
     parity: float  # share of the sampled turns whose ids are identical, 0..1
+    # how `model` was settled (replay.engine.served: "option", "profile" or "served"); None in a
+    # report written before it was recorded
+    model_source: str | None = None
+    profile_model: str | None = None  # the profile's served name (said when another was used)
 
     def write_to(self, path: str | os.PathLike[str]) -> Path:
         """Write atomically to `path` (a temporary file beside it, then a rename)."""
@@ -156,7 +161,11 @@ def check_template(
     http = client if client is not None else httpx.Client(timeout=timeout)
     try:
         kind = detect_api(http, endpoint) if api == "auto" else api
-        engine = EngineTokenizer(http, endpoint, kind, model or profile.served_model_name)
+        # the name the engine serves, found rather than guessed (vLLM answers 404 to any other)
+        choice = choose_model(
+            model, profile.served_model_name, served_models(http, endpoint), endpoint=api_root(endpoint)
+        )
+        engine = EngineTokenizer(http, endpoint, kind, choice.name)
         kwargs = dict(profile.chat_template_kwargs)
         rows: list[TurnParity] = []
         wanted = sample_turns(shards, sample, seed)
@@ -191,6 +200,8 @@ def check_template(
         turns=rows,
         identical=same,
         parity=same / len(rows) if rows else 1.0,
+        model_source=choice.source,
+        profile_model=choice.profile_name,
     )
 
 
@@ -204,8 +215,12 @@ def render_parity(report: TemplateParity) -> list[str]:
     lines = [
         f"template parity: {report.dataset} ({report.content_hash[:16]}…) with {report.tokenizer} "
         f"against {report.endpoint} ({report.api}, model {report.model})",
-        f"{'instance':<28} {'turn':>5} {'client':>8} {'engine':>8}  {'ids':<9} {'first diff':>10}",
     ]
+    if report.model_source == "served":
+        lines.append(
+            f"model {report.model}: the endpoint's only model (the profile's {report.profile_model!r} is not served)"
+        )
+    lines.append(f"{'instance':<28} {'turn':>5} {'client':>8} {'engine':>8}  {'ids':<9} {'first diff':>10}")
     for r in report.turns:
         lines.append(
             f"{r.instance_id[:28]:<28} {r.turn:>5} {r.client_tokens:>8,} {r.engine_tokens:>8,}  "

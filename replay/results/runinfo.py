@@ -147,6 +147,10 @@ class RunInfo(traces.JsonFile):
     min_workers: int | None = None
     ray: RayRun | None = None
     replica_header: str | None = None  # --replica-header: the response header kept per turn
+    # How `model` was settled (replay.engine.served): "option" (--model), "profile" (the profile's
+    # served name), "served" (the profile's name was not served and the endpoint serves exactly
+    # this one model); None in a run.json written before it was recorded.
+    model_source: str | None = None
 
 
 def read_run_info(run_dir: str | os.PathLike[str]) -> RunInfo:

@@ -203,6 +203,13 @@ def _goodput_lines(t: RunNumbers) -> list[str]:
     ]
 
 
+def _found(cfg: dict[str, Any]) -> str:
+    """Says so when the model name was not given but found (replay.engine.served)."""
+    if cfg.get("model_source") != "served":
+        return ""
+    return ": the endpoint's only model, the profile's name is not served"
+
+
 def render_report(s: ResultSummary) -> str:
     """The human-readable digest of a summary: headline, window, latencies, tokens, failures."""
     cfg = s.run_config
@@ -214,7 +221,7 @@ def render_report(s: ResultSummary) -> str:
         "trajbench replay report",
         "=======================",
         f"target      {cfg.get('target', '?')}  {cfg.get('endpoint', '')}",
-        f"profile     {cfg.get('profile', '?')} (model {cfg.get('model', '?')})",
+        f"profile     {cfg.get('profile', '?')} (model {cfg.get('model', '?')}{_found(cfg)})",
         f"load        concurrency {cfg.get('concurrency')}  trajectories {cfg.get('num_trajectories')}  "
         f"workers {cfg.get('workers')}  delays {'on' if cfg.get('inject_delays') else 'off'}  "
         f"stop at window end {'yes' if cfg.get('stop_at_window_end') else 'no'}",
