@@ -34,15 +34,6 @@ class ModelChoice:
     source: str
     profile_name: str  # the profile's served name, kept to say why another was used
 
-    def note(self, endpoint: str) -> str | None:
-        """The line that tells the user a name was found rather than given (None otherwise)."""
-        if self.source != "served":
-            return None
-        return (
-            f"the profile's model name {self.profile_name!r} is not served by {endpoint}; it serves one model, "
-            f"{self.name!r}, which is used (pass --model NAME to choose another)"
-        )
-
 
 def listed(models: Sequence[str]) -> str:
     """The served names as an error shows them (the first `_SHOWN`)."""
