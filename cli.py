@@ -681,7 +681,12 @@ def traces_publish(
     "e.g. gguf:model.gguf for the template a llama.cpp server uses.",
 )
 @profile_option(None, "Model profile: chat-template kwargs and served model name (default: the shards').")
-@click.option("--model", default=None, help="Served model name, if not the profile's.")
+@click.option(
+    "--model",
+    default=None,
+    help="Served model name (default: the profile's; if the endpoint does not serve it and serves exactly one model, "
+    "that one, docs/engines.md).",
+)
 @click.option(
     "--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Also write the report as JSON."
 )

@@ -135,7 +135,11 @@ class RunConfig:
         default="kimi-k3",
         build=_profile,
     )
-    model: str | None = declare("Served model name, if not the profile's.", default=None)
+    model: str | None = declare(
+        "Served model name (default: the profile's; if the endpoint does not serve it and serves exactly one "
+        "model, that one, docs/engines.md).",
+        default=None,
+    )
     num_trajectories: int | None = declare(  # None: one pass over the shards
         "Trajectory instances to start (default: one pass over the shards).",
         default=None,

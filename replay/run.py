@@ -155,7 +155,7 @@ async def _run_replay(
                     shards=str(shards.path),
                     profile=profile,
                     base_url=base_url,
-                    model=config.model,
+                    model=target.model.name if target.model is not None else config.model,
                     inject_delays=config.inject_delays,
                     turn_timeout=turn_timeout_of(config, profile),
                     max_idle_s=max_idle_of(config, profile),
@@ -319,7 +319,7 @@ async def _endpoint(config: RunConfig, sim: SimConfig | None) -> AsyncIterator[t
 async def _check_target(config: RunConfig, profile: traces.Profile, base_url: str, given: Target) -> Target:
     """The preflight checks (unless skipped), and what the server says it is, whatever was asked."""
     if config.skip_preflight:
-        found = await identify(base_url, api_key=config.api_key)
+        found = await identify(base_url, api_key=config.api_key, profile=profile, model=config.model)
     else:
         found = await preflight(
             base_url,
@@ -473,7 +473,8 @@ def run_info(
         profile_hash=profile.content_hash(),
         profile_built_in=profile.built_in,
         request_params=request_params(profile, config.max_completion_tokens),
-        model=config.model or profile.served_model_name,
+        model=target.model.name if target.model is not None else config.model or profile.served_model_name,
+        model_source=target.model.source if target.model is not None else ("option" if config.model else "profile"),
         endpoint=_public_url(base_url),
         target=target.kind,
         target_evidence=target.evidence,

@@ -1,6 +1,7 @@
-"""Asking the engine itself: the preflight (what the target is and whether it answers), who it
-says it is (its identity for the same-model audit), the reset of its prefix cache (`--flush-cache`),
-its Prometheus prefix-cache counters, its tokenizer endpoint and the template parity check built on it.
+"""Asking the engine itself: the preflight (what the target is and whether it answers), the model
+name it serves, who it says it is (its identity for the same-model audit), the reset of its prefix
+cache (`--flush-cache`), its Prometheus prefix-cache counters, its tokenizer endpoint and the
+template parity check built on it.
 """
 
 from __future__ import annotations
@@ -13,18 +14,23 @@ from .flush import RESET_ROUTES, FlushRefused, flush_prefix_cache
 from .identity import probe_engine
 from .preflight import Target, identify, preflight
 from .promscrape import CacheMetrics, scrape
+from .served import MODEL_SOURCES, ModelChoice, ModelNotServed, choose_model
 
 if TYPE_CHECKING:
     from .template_parity import TemplateParity, check_template, default_template_tokenizer, render_parity
 
 
 __all__ = [
+    "MODEL_SOURCES",
     "RESET_ROUTES",
     "CacheMetrics",
     "FlushRefused",
+    "ModelChoice",
+    "ModelNotServed",
     "Target",
     "TemplateParity",
     "check_template",
+    "choose_model",
     "default_template_tokenizer",
     "flush_prefix_cache",
     "identify",

@@ -4,7 +4,10 @@ A run against a dead endpoint, a misspelt model name, a missing API key or a ser
 not stream used to produce a folder of failed turns and exit 0. `preflight` asks first what
 peer tools ask (the models list, then one tiny streamed request with the run's model and the
 profile's parameters) and turns the first problem into a `PreflightError` that names the URL,
-what came back and what to fix. The run folder is not touched before it passes.
+what came back and what to fix. The run folder is not touched before it passes. The models list
+also settles the model name the run sends (`.served.choose_model`): without --model, the profile's
+name if it is served, else the endpoint's only model; with several and none the profile's, the
+run does not start and the error lists them.
 
 It also learns whether the server keeps a socket open after a streamed answer (llama.cpp's
 server closes it while advertising keep-alive): if not, the run opens a connection per request
@@ -40,6 +43,7 @@ from ..errors import ReplayError
 from ..sim import FINGERPRINT as SIMULATOR_FINGERPRINT
 from ..sim import PREFLIGHT_HEADER
 from ..sim import SIM_HEADER as SIMULATOR_HEADER
+from .served import ModelChoice, ModelNotServed, choose_model
 
 PREFLIGHT_TOKENS = 16  # enough for any server to start streaming; small enough to cost nothing
 _GET_TIMEOUT_S = 10.0
@@ -60,14 +64,28 @@ class Target:
     served_models: tuple[str, ...] | None = None  # GET /v1/models, when it answered
     checked: bool = False  # the preflight checks ran and passed
     keep_alive: bool | None = None  # does it keep a socket open after a streamed answer (None: not checked)
+    model: ModelChoice | None = None  # the model name requests carry, settled from the served list (.served)
 
 
-async def identify(base_url: str, *, api_key: str | None = None) -> Target:
-    """Is the server trajbench's simulator? Best effort: any failure means "real"."""
+def _model_of(target: Target, asked: str | None, profile: traces.Profile, base: str, *, strict: bool) -> ModelChoice:
+    """The model name settled from the served list (`choose_model`); the simulator answers any
+    name, so against it the name is the one given or the profile's."""
+    served = target.served_models if target.kind == "real" else None
+    return choose_model(asked, profile.served_model_name, served, endpoint=base, strict=strict)
+
+
+async def identify(
+    base_url: str, *, api_key: str | None = None, profile: traces.Profile | None = None, model: str | None = None
+) -> Target:
+    """Is the server trajbench's simulator? Best effort: any failure means "real". With `profile`,
+    the model name is settled too, without failing (`choose_model`, not strict)."""
     async with _http(base_url, api_key) as http:
         models = await _get_json(http, "/v1/models")
         health = await _get_json(http, "/health")
-    return _target(models, health, checked=False)
+    target = _target(models, health, checked=False)
+    if profile is None:
+        return target
+    return replace(target, model=_model_of(target, model, profile, base_without_v1(base_url), strict=False))
 
 
 async def preflight(
@@ -105,7 +123,12 @@ async def _preflight(
         models = await _models(http, base)
         health = await _get_json(http, "/health")
     target = _target(models, health, checked=True)
-    name = model or profile.served_model_name
+    try:
+        choice = _model_of(target, model, profile, base, strict=True)
+    except ModelNotServed as exc:
+        raise PreflightError(f"preflight: {exc}; {_SKIP}") from None
+    target = replace(target, model=choice)
+    name = choice.name
     body = traces.request_body(
         [{"role": "user", "content": "Reply with one word: ready."}],
         None,

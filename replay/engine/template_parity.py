@@ -31,7 +31,8 @@ import traces
 from traces.tokenizers import ChatTokenizer
 
 from ..errors import ReplayError
-from .tokenize import EngineTokenizer, detect_api
+from .served import choose_model
+from .tokenize import EngineTokenizer, api_root, detect_api, served_models
 
 #: Tokens of context shown before and after a divergence.
 CONTEXT_TOKENS = 12
@@ -74,6 +75,10 @@ class TemplateParity(traces.JsonFile):
     parity: float  # share of the sampled turns whose ids are identical, 0..1
     markers_checked: int = 0  # sampled turns whose replayed assistant message carries a marker
     markers_erased: int = 0  # of those, the ones whose marker the engine's tokens do not show
+    # how `model` was settled (replay.engine.served: "option", "profile" or "served"); None in a
+    # report written before it was recorded
+    model_source: str | None = None
+    profile_model: str | None = None  # the profile's served name (said when another was used)
 
     def write_to(self, path: str | os.PathLike[str]) -> Path:
         """Write atomically to `path` (a temporary file beside it, then a rename)."""
@@ -168,7 +173,11 @@ def check_template(
     http = client if client is not None else httpx.Client(timeout=timeout)
     try:
         kind = detect_api(http, endpoint) if api == "auto" else api
-        engine = EngineTokenizer(http, endpoint, kind, model or profile.served_model_name)
+        # the name the engine serves, found rather than guessed (vLLM answers 404 to any other)
+        choice = choose_model(
+            model, profile.served_model_name, served_models(http, endpoint), endpoint=api_root(endpoint)
+        )
+        engine = EngineTokenizer(http, endpoint, kind, choice.name)
         kwargs = dict(profile.chat_template_kwargs)
         rows: list[TurnParity] = []
         wanted = sample_turns(shards, sample, seed)
@@ -213,6 +222,8 @@ def check_template(
         parity=same / len(rows) if rows else 1.0,
         markers_checked=sum(r.marker_kept is not None for r in rows),
         markers_erased=sum(r.marker_kept is False for r in rows),
+        model_source=choice.source,
+        profile_model=choice.profile_name,
     )
 
 
@@ -226,8 +237,12 @@ def render_parity(report: TemplateParity) -> list[str]:
     lines = [
         f"template parity: {report.dataset} ({report.content_hash[:16]}…) with {report.tokenizer} "
         f"against {report.endpoint} ({report.api}, model {report.model})",
-        f"{'instance':<28} {'turn':>5} {'client':>8} {'engine':>8}  {'ids':<9} {'first diff':>10}  marker",
     ]
+    if report.model_source == "served":
+        lines.append(
+            f"model {report.model}: the endpoint's only model (the profile's {report.profile_model!r} is not served)"
+        )
+    lines.append(f"{'instance':<28} {'turn':>5} {'client':>8} {'engine':>8}  {'ids':<9} {'first diff':>10}  marker")
     for r in report.turns:
         marker = "-" if r.marker_kept is None else ("kept" if r.marker_kept else "ERASED")
         lines.append(

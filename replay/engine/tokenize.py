@@ -10,6 +10,11 @@ generating anything:
   the rendered text; `POST /tokenize` with `{"content", "add_special": false, "parse_special":
   true}` answers `{"tokens": [...]}`; `POST /detokenize` with `{"tokens"}` answers `{"content"}`.
 
+vLLM's `/tokenize` reads an assistant message's reasoning from `reasoning` only: it silently drops
+`reasoning_content` (its chat endpoint renames that field, its tokenize endpoint does not; vLLM
+0.32), so the messages go there with the field renamed, and the engine renders the prompt its chat
+endpoint renders.
+
 `detect_api` tells them apart by what only one of them answers: llama.cpp's `GET /props`; SGLang's
 `GET /get_model_info` (its `model_path`) or a `GET /get_server_info` (`/server_info`) holding its
 server arguments; vLLM's `GET /version` (`{"version": ...}`). A route alone is no proof: vLLM in
@@ -43,6 +48,37 @@ def _get(client: httpx.Client, url: str) -> BoundedResponse:
     """GET `url`, its body capped and the exchange within one deadline (the client's timeout)."""
     deadline = client.timeout.read or 60.0
     return read_bounded(client, "GET", url, max_bytes=INFO_MAX_BYTES, deadline_s=deadline)
+
+
+def engine_message(resp: BoundedResponse) -> str:
+    """The engine's own words for a refused request: the `error.message` (vLLM, SGLang,
+    llama.cpp, OpenAI), `error` or `detail` (FastAPI's "Not Found") of a JSON body, else the
+    body's text; never a guess at the cause."""
+    try:
+        data = resp.json()
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        err = data.get("error")
+        for said in (err.get("message") if isinstance(err, dict) else err, data.get("detail"), data.get("message")):
+            if isinstance(said, str) and said.strip():
+                return said.strip()[:300]
+    text = resp.text.strip()
+    return text[:300] or "(empty body)"
+
+
+#: What web frameworks answer for a route they do not have (FastAPI: vLLM, SGLang; llama.cpp's
+#: own server): only these words say that the route, not the request, is missing.
+NO_ROUTE = frozenset({"not found", "file not found", "method not allowed", "(empty body)"})
+
+
+def served_models(client: httpx.Client, endpoint: str) -> list[str] | None:
+    """The model ids `GET /v1/models` lists (None: no usable answer)."""
+    listed = _get_ok(client, f"{api_root(endpoint)}/v1/models")
+    data = listed.get("data") if isinstance(listed, dict) else None
+    if not isinstance(data, list):
+        return None
+    return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
 
 
 def _get_ok(client: httpx.Client, url: str) -> Any:
@@ -132,18 +168,21 @@ class EngineTokenizer:
             raise EngineApiError(f"POST {url}: {type(exc).__name__}: {exc}; is the server running?") from None
         except BoundedReadError as exc:
             raise EngineApiError(str(exc)) from None
-        if resp.status_code in (404, 405, 501):
-            needs = (
-                "POST /apply-template and POST /tokenize (llama.cpp's llama-server)"
-                if self.api == "llamacpp"
-                else "POST /tokenize with chat messages (vLLM, SGLang)"
-            )
-            raise EngineApiError(
-                f"POST {url} answered HTTP {resp.status_code}: the endpoint does not serve {needs}; "
-                "check --api (docs/templates.md)"
-            )
         if resp.status_code != 200:
-            raise EngineApiError(f"POST {url} answered HTTP {resp.status_code}: {resp.text[:300]}")
+            said = engine_message(resp)
+            where = f"POST {url}" + ("" if self.api == "llamacpp" else f" (model {self.model!r})")
+            if resp.status_code in (404, 405, 501) and said.lower().rstrip(".") in NO_ROUTE:
+                needs = (
+                    "POST /apply-template and POST /tokenize (llama.cpp's llama-server)"
+                    if self.api == "llamacpp"
+                    else "POST /tokenize with chat messages (vLLM, SGLang)"
+                )
+                raise EngineApiError(
+                    f"{where} answered HTTP {resp.status_code}: {said}: the endpoint does not serve {needs}; "
+                    "check --api (docs/templates.md)"
+                )
+            # the engine's own words, whatever the status: a 404 may be a model it does not serve
+            raise EngineApiError(f"{where} answered HTTP {resp.status_code}: {said}")
         try:
             data = resp.json()
         except ValueError:  # not JSON, or nested deeper than the parser's limit
@@ -158,6 +197,8 @@ class EngineTokenizer:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, template_kwargs: dict[str, Any]
     ) -> list[int]:
         """Token ids of the prompt the engine makes of these messages (generation prompt included)."""
+        if self.api == "vllm":
+            messages = [_reasoning_renamed(m) for m in messages]
         chat: dict[str, Any] = {"messages": messages, "add_generation_prompt": True}
         if tools:
             chat["tools"] = tools
@@ -184,3 +225,11 @@ class EngineTokenizer:
         except EngineApiError:
             return None
         return text if isinstance(text, str) else None
+
+
+def _reasoning_renamed(message: dict[str, Any]) -> dict[str, Any]:
+    """An assistant message with `reasoning_content` sent as `reasoning`, the field vLLM's
+    /tokenize reads (in place, same order: the rendered prompt is the chat endpoint's)."""
+    if message.get("role") != "assistant" or "reasoning_content" not in message or "reasoning" in message:
+        return message
+    return {("reasoning" if k == "reasoning_content" else k): v for k, v in message.items()}

@@ -163,6 +163,10 @@ class RunInfo(traces.JsonFile):
     # Seconds a kept-alive socket could idle and be reused (--max-idle, else the profile's); a
     # run.json written before it lacks it (those runs used 4 s).
     max_idle: float | None = None
+    # How `model` was settled (replay.engine.served): "option" (--model), "profile" (the profile's
+    # served name), "served" (the profile's name was not served and the endpoint serves exactly
+    # this one model); None in a run.json written before it was recorded.
+    model_source: str | None = None
 
 
 def read_run_info(run_dir: str | os.PathLike[str]) -> RunInfo:

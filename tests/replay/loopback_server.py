@@ -101,7 +101,9 @@ class LoopbackServer:
             await self._runner.cleanup()
 
     async def _models(self, request: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [{"id": "loopback", "object": "model"}]})
+        # no name listed: it answers any model name, so a run sends the profile's (a server that
+        # lists one model, not the profile's, gets that one: replay.engine.served)
+        return web.json_response({"object": "list", "data": []})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()

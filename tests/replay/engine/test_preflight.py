@@ -50,25 +50,104 @@ def test_an_endpoint_that_is_down_fails_before_the_run_and_creates_nothing(
 def test_a_model_the_server_does_not_serve_is_named_with_the_served_ones(
     make_shards: Callable[..., Path], tmp_path: Path, capsys
 ) -> None:
+    """--model given: sent as given, and the engine's own refusal is quoted beside the served list."""
     with HostileServer(
         _status(200, "unused"),
         models=("org/served-a", "org/served-b"),
         preflight=_status(404, "The model `moonshotai/Kimi-K3` does not exist."),
     ) as srv:
         code, _, stderr = cli_in_process(
-            ["replay", "run", str(make_shards({"t": [0.0]})), "--endpoint", srv.url, "--out", str(tmp_path / "run")],
+            ["replay", "run", str(make_shards({"t": [0.0]})), "--endpoint", srv.url, "--out", str(tmp_path / "run"),
+             "--model", "moonshotai/Kimi-K3"],
             capsys,
-        )
+        )  # fmt: skip
     assert code == 1 and srv.requests == 0  # no turn was sent
     assert (
-        f"Error: preflight: POST {srv.url}/v1/chat/completions (model 'moonshotai/Kimi-K3', 16 tokens) failed: http: HTTP 404: "
-        in stderr
-    )
-    assert (
+        f"Error: preflight: POST {srv.url}/v1/chat/completions (model 'moonshotai/Kimi-K3', 16 tokens) failed: http: "
+        "HTTP 404: The model `moonshotai/Kimi-K3` does not exist.; "
         "the server does not serve model 'moonshotai/Kimi-K3' (it lists: org/served-a, org/served-b); pass --model NAME"
         in stderr
     )
     assert not (tmp_path / "run").exists()
+
+
+def test_with_several_served_models_and_not_the_profiles_none_is_guessed(
+    make_shards: Callable[..., Path], tmp_path: Path, capsys
+) -> None:
+    with HostileServer(_status(200, "unused"), models=("org/served-a", "org/served-b")) as srv:
+        code, _, stderr = cli_in_process(
+            ["replay", "run", str(make_shards({"t": [0.0]})), "--endpoint", srv.url, "--out", str(tmp_path / "run")],
+            capsys,
+        )
+        assert (srv.preflights, srv.requests) == (0, 0)  # refused before any request
+    assert code == 1 and stderr == (
+        f"Error: preflight: {srv.url} does not serve the profile's model name 'moonshotai/Kimi-K3'; it serves 2 models "
+        "(org/served-a, org/served-b): pass --model NAME with the one to measure; to start the run anyway, pass "
+        "--skip-preflight\n"
+    )
+    assert not (tmp_path / "run").exists()
+
+
+def _models_sent(bodies: list[bytes]) -> Callable[[Conn, Request, int], bool]:
+    def behave(conn: Conn, req: Request, n: int) -> bool:
+        bodies.append(req.body)
+        return conn.send(ok_stream("fine ", "answer"))
+
+    return behave
+
+
+@pytest.mark.parametrize("skip", [False, True])
+def test_the_endpoints_only_model_is_used_when_the_profiles_is_not_served(
+    make_shards: Callable[..., Path], tmp_path: Path, capsys, skip: bool
+) -> None:
+    """vLLM serves a model under the name it was started with: without --model, the profile's
+    name would get HTTP 404 on every turn. The endpoint lists one model: that one is sent (also
+    with --skip-preflight, which reads the list too), run.json and the report say so."""
+    bodies: list[bytes] = []
+    with HostileServer(_models_sent(bodies), models=("SmolLM2-135M-Instruct",), preflight=_models_sent(bodies)) as srv:
+        code, stdout, stderr = cli_in_process(
+            ["replay", "run", str(make_shards({"a": [0.0, 0.0]})), "--endpoint", srv.url, "--out", str(tmp_path / "run"),
+             *(["--skip-preflight"] if skip else [])],
+            capsys,
+        )  # fmt: skip
+    assert code == 0, stderr
+    assert [json.loads(b)["model"] for b in bodies] == ["SmolLM2-135M-Instruct"] * (2 if skip else 3)
+    cfg = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert (cfg["model"], cfg["model_source"]) == ("SmolLM2-135M-Instruct", "served")
+    assert (
+        "profile     kimi-k3 (model SmolLM2-135M-Instruct: the endpoint's only model, the profile's name is not served)"
+        in stdout
+    )
+
+
+@pytest.mark.parametrize(
+    ("models", "given", "sent", "source"),
+    [
+        (("moonshotai/Kimi-K3", "other"), None, "moonshotai/Kimi-K3", "profile"),  # the profile's is served
+        (None, None, "moonshotai/Kimi-K3", "profile"),  # no list: the profile's, the answer decides
+        (("only",), "mine", "mine", "option"),  # --model is sent as given
+    ],
+)
+def test_the_model_name_is_the_given_one_or_the_profiles_when_served(
+    make_shards: Callable[..., Path],
+    tmp_path: Path,
+    capsys,
+    models: tuple[str, ...] | None,
+    given: str | None,
+    sent: str,
+    source: str,
+) -> None:
+    bodies: list[bytes] = []
+    with HostileServer(_models_sent(bodies), models=models, preflight=_models_sent(bodies)) as srv:
+        code, _, stderr = cli_in_process(
+            ["replay", "run", str(make_shards({"a": [0.0]})), "--endpoint", srv.url, "--out", str(tmp_path / "run"),
+             *(["--model", given] if given else [])],
+            capsys,
+        )  # fmt: skip
+    assert code == 0, stderr
+    assert {json.loads(b)["model"] for b in bodies} == {sent}
+    cfg = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert (cfg["model"], cfg["model_source"]) == (sent, source)
 
 
 def test_a_refused_api_key_is_named(make_shards: Callable[..., Path], tmp_path: Path, capsys) -> None:

@@ -139,12 +139,63 @@ def test_an_endpoint_without_the_apis_is_told_so(counted: Path, qwen: ChatTokeni
     with template_server(qwen, "bare") as (url, _):
         with pytest.raises(ReplayError, match="cannot tell which engine this is"):
             check_template(str(counted), url, qwen, profile, sample=1)
-        with pytest.raises(ReplayError, match=r"answered HTTP 404: the endpoint does not serve POST /tokenize"):
+        with pytest.raises(
+            ReplayError, match=r"answered HTTP 404: Not Found: the endpoint does not serve POST /tokenize with chat"
+        ):
             check_template(str(counted), url, qwen, profile, sample=1, api="sglang")
-        with pytest.raises(ReplayError, match=r"does not serve POST /apply-template and POST /tokenize"):
+        with pytest.raises(
+            ReplayError, match=r"answered HTTP 404: Not Found: the endpoint does not serve POST /apply-template"
+        ):
             check_template(str(counted), url, qwen, profile, sample=1, api="llamacpp")
     with pytest.raises(ReplayError, match="cannot connect"):
         check_template(str(counted), url, qwen, profile, sample=1)
+
+
+def test_vllm_gets_the_reasoning_under_the_name_its_tokenize_reads(counted: Path, qwen: ChatTokenizer) -> None:
+    """vLLM's /tokenize drops `reasoning_content` (its chat endpoint renames it to `reasoning`, its
+    tokenize endpoint does not): sent as such, every prompt with earlier reasoning would be counted
+    without it. Sent as `reasoning`, the engine renders what its chat endpoint renders."""
+    profile = traces.get_profile("qwen3.6-35b-a3b")
+    with template_server(qwen, "vllm") as (url, seen):
+        report = check_template(str(counted), url, qwen, profile, sample=40)
+    assistant = [m for b in seen if b["path"] == "/tokenize" for m in b["messages"] if m["role"] == "assistant"]
+    assert any("reasoning" in m for m in assistant) and not any("reasoning_content" in m for m in assistant)
+    assert report.parity == 1.0, [(t.instance_id, t.turn, t.first_divergence) for t in report.turns if not t.identical]
+    with template_server(qwen, "sglang") as (url, seen):  # SGLang's is sent as the shards hold it
+        check_template(str(counted), url, qwen, profile, sample=40)
+    assert any("reasoning_content" in m for b in seen for m in b["messages"] if m["role"] == "assistant")
+
+
+def test_the_served_model_name_is_found_not_guessed(
+    counted: Path, qwen: ChatTokenizer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """vLLM answers 404 to any model name it does not serve: without --model, the endpoint's only
+    model is used and the report says so; with several, none is guessed; an engine error quotes
+    the engine."""
+    profile = traces.get_profile("qwen3.6-35b-a3b")
+    with template_server(qwen, "vllm", served=("SmolLM2-135M-Instruct",)) as (url, seen):
+        report = check_template(str(counted), url, qwen, profile, sample=2)
+        assert (report.model, report.model_source, report.parity) == ("SmolLM2-135M-Instruct", "served", 1.0)
+        assert {b["model"] for b in seen if b["path"] == "/tokenize"} == {"SmolLM2-135M-Instruct"}
+        cli.main(["traces", "check-template", str(counted), "--endpoint", url, "--sample", "1"])
+        assert (
+            "model SmolLM2-135M-Instruct: the endpoint's only model (the profile's 'Qwen/Qwen3.6-35B-A3B' is not served)"
+            in capsys.readouterr().out
+        )
+        with pytest.raises(ReplayError) as refused:
+            check_template(str(counted), url, qwen, profile, sample=1, model="nope")
+    assert str(refused.value) == (
+        f"POST {url}/tokenize (model 'nope') answered HTTP 404: The model `nope` does not exist. "
+        "Valid aliases: SmolLM2-135M-Instruct."
+    )
+    with template_server(qwen, "vllm", served=("a", "b")) as (url, seen):
+        with pytest.raises(ReplayError) as several:
+            check_template(str(counted), url, qwen, profile, sample=1)
+    assert str(several.value) == (
+        f"{url} does not serve the profile's model name 'Qwen/Qwen3.6-35B-A3B'; it serves 2 models (a, b): "
+        "pass --model NAME with the one to measure"
+    )
+    assert not [b for b in seen if b["path"] == "/tokenize"]
 
 
 def test_shards_without_a_pathless_tokenizer_ask_for_one(sample_shards: Path) -> None:
