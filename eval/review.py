@@ -1,11 +1,11 @@
 """`trajbench review`: verify a submission tree without trusting it (docs/submission.md).
 
-Nothing the tree states is taken as given. For every point: the run folder's seal, that the run
-is complete and within its failure budget, its numbers recomputed from its records against
-every copy of result_summary.json and against the manifest, the reference files made again from
-the run folder, the self-check of the MLPerf checker's fields, and the compliance check of
-`trajbench eval check` (the official dataset hash, the gates recomputed, the target, the
-settings, SWE-bench). For the tree: every file the manifest lists is there with its bytes and
+Nothing the tree states is taken as given. For every point, the checks of `trajbench eval check`
+on its run folder (the seal, a complete run within its failure budget, every stored number
+recomputed from the records, the official dataset hash, the gates, the target, the settings,
+the audits, SWE-bench), and on top what only a tree has: the checker's copies of
+result_summary.json and the manifest's numbers recomputed from the records, the reference files
+made again from the run folder, the self-check of the MLPerf checker's fields. For the tree: every file the manifest lists is there with its bytes and
 nothing else is, the folders are where the manifest says. For a rolling submission
 (`--previous`): points added and removed are listed, and any changed number of a point already
 published fails. The verdict is written as review.json and review.md; any failure is a failed
@@ -78,24 +78,6 @@ class ReviewResult:
     report: ReviewReport
     json_path: Path
     md_path: Path
-
-
-def seal_check(run_dir: Path) -> tuple[bool, str]:
-    """The run folder's seal, by replay's own verification: the one place that knows how a seal
-    is verified. A trajbench without it cannot vouch for the run's files: a failed check."""
-    verify = getattr(replay, "verify_seal", None)
-    if verify is None:
-        return False, "not checked: this trajbench has no seal"
-    try:
-        result = verify(run_dir)
-    except (replay.ReplayError, traces.TraceError, OSError) as exc:
-        return False, str(exc)
-    ok = next(
-        (getattr(result, a) for a in ("ok", "passed", "intact") if isinstance(getattr(result, a, None), bool)), None
-    )
-    passed = bool(result) if ok is None else ok
-    reason = getattr(result, "reason", None)
-    return passed, str(reason) if reason else ("intact" if passed else str(result))
 
 
 class _Checks:
@@ -172,18 +154,6 @@ def _layout(checks: _Checks, tree: Tree, m: SubmissionManifest) -> list[PointEnt
     return good
 
 
-def _failures(info: replay.RunInfo, summary: replay.ResultSummary, records_rel: str) -> tuple[bool, str]:
-    window = summary.trajbench.turns.window
-    budget = getattr(info, "failure_budget", 0)
-    budget = budget if isinstance(budget, int) and not isinstance(budget, bool) else 0
-    bad = window.sent + window.aborted - window.ok
-    kinds = f"failed {window.failed}, aborted {window.aborted}, cancelled {window.cancelled}"
-    text = (
-        f"{records_rel}: {bad} of {window.sent + window.aborted} window turns not answered ({kinds}); budget {budget}"
-    )
-    return bad <= budget, text
-
-
 def _point(
     checks: _Checks,
     tree: Tree,
@@ -194,26 +164,17 @@ def _point(
 ) -> None:
     sc = tree.scenario(p.scenario)
     here = p.path
-    passed, why = seal_check(sc.run)
-    checks.add(here, "seal", passed, f"{p.run}/{SEAL_FILE}: {why}")
-    partial = partial_run(sc.run)
-    checks.add(here, "complete", partial is None, partial or "every planned turn ran, not interrupted")
     try:
         fresh = recompute(sc.run)
     except EvalError as exc:
-        checks.add(here, "recompute", False, f"cannot read the run folder: {exc}")
+        checks.add(here, "copies", False, f"cannot read the run folder: {exc}")
         return
-    records_rel = tree.rel(replay.records_path(sc.run))
-    passed, why = _failures(fresh.info, fresh.summary, records_rel)
-    checks.add(here, "failures", passed, why)
     differences: list[Difference] = []
     stored_file = run_summary_file(sc.run)
     try:
         stored_bytes = stored_file.read_bytes()
-        differences += summary_differences(json.loads(stored_bytes), fresh.summary, tree.rel(stored_file))
-    except (OSError, ValueError) as exc:
-        differences.append(Difference(tree.rel(stored_file), "(file)", f"unreadable ({exc})", "a summary"))
-        stored_bytes = b""
+    except OSError:
+        stored_bytes = b""  # the compliance check's `recomputed` line names the missing file
     for copy in (sc.summary, sc.run1_summary):
         try:
             data = copy.read_bytes()
@@ -228,27 +189,25 @@ def _point(
         scores = Scores.read(sc.run)
         osl = OslResult.read(sc.run)
     except traces.ContractError as exc:
-        checks.add(here, "recompute", False, f"{exc}; the point was not judged")
+        checks.add(here, "copies", False, f"{exc}; the point was not judged")
         return
     try:
         inline = score(open_run(sc.run, shards), default_rules()).score
     except EvalError as exc:
-        checks.add(here, "recompute", False, f"inline accuracy cannot be recomputed: {exc}")
+        checks.add(here, "copies", False, f"inline accuracy cannot be recomputed: {exc}")
         return
-    if scores.score != inline:
-        differences.append(Difference(tree.rel(Scores.path(sc.run)), "score", scores.score, inline))
     fresh_headline = headline(fresh, inline, osl.window.mean)
     differences += headline_differences(
         p.headline, fresh_headline, tree.rel(tree.manifest), f"points[c{p.concurrency}].headline"
     )
     checks.add(
         here,
-        "recompute",
+        "copies",
         not differences,
         shown(differences)
-        or "every number of result_summary.json, scores.json and the manifest is what the records give",
+        or "the checker's copies of result_summary.json and the manifest's numbers are what the records give",
     )
-    _reference_files(checks, tree, p, fresh, stored_bytes, scores.score, partial is None)
+    _reference_files(checks, tree, p, fresh, stored_bytes, scores.score, partial_run(sc.run) is None)
     findings = check_scenario(tree, sc, null_keys(fresh.summary))
     failed = [f.text() for f in findings if not f.passed]
     notes = accepted(findings)

@@ -189,6 +189,11 @@ def _write_point(tree: Tree, p: replay.Point, measurements: Measurements, *, sys
             f"{p.run_dir}: its result_summary.json is not what its records give ({shown(differences)}); "
             "a run folder edited after the run cannot be submitted: rerun the point"
         )
+    seal = replay.verify_seal(sc.run)
+    if not seal.intact:
+        raise EvalError(
+            f"{p.run_dir}: {seal.reason()}; a run folder edited after the run cannot be submitted: rerun the point"
+        )
     scores, osl = Scores.read(sc.run), OslResult.read(sc.run)
     h = headline(fresh, scores.score, osl.window.mean)
     for path in (sc.summary, sc.run1_summary):

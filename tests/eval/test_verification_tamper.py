@@ -28,7 +28,7 @@ import traces
 from eval import osl_gate, score_run
 from eval.checks import Check
 from eval.compliance import check_submission
-from replay import RunConfig, run_replay
+from replay import SUMMARY_FILE, RunConfig, run_replay
 from replay.results import read_records
 
 #: Every check of one point (the submission's SWE-bench check aside).
@@ -49,6 +49,9 @@ POINT = (
     "recomputed",
     "failure-budget",
     "client-tokens",
+    "cache-exploit",
+    "warm-cache",
+    "output-consistency",
 )
 #: The checks a real replay against the loopback server passes (its answers are not the model's:
 #: inline and OSL are not judged there).
@@ -82,7 +85,7 @@ def test_the_untouched_run_passes_every_check(official: Path, sample_shards: Pat
         checks["seal"].reason == f"6 file(s) as sealed by trajbench {v} (eval inline {v}, eval osl {v}, replay run {v})"
     )
     assert checks["recomputed"].reason == (
-        "result_summary.json, scores.json, osl.json: each equal to its recomputation from the records"
+        f"{SUMMARY_FILE}, scores.json, osl.json: each equal to its recomputation from the records"
     )
     assert checks["complete"].reason == "17 of 17 planned turns recorded once each; the run ended by itself"
 
@@ -101,7 +104,7 @@ def test_run_json_target_edited_from_simulated_to_real(tmp_path: Path, sample_sh
         "official points need a real inference server"
     )
     assert bad["seal"].startswith(f"{run}/seal.json: changed since sealed: run.json changed (")
-    assert bad["recomputed"] == 'result_summary.json: run_config.target stored "simulated", recomputed "real"'
+    assert "recomputed" not in bad  # run_config holds the reference's fields; the target is run.json's
     # a thorough editor removes the evidence too: the seal still names the file
     edit_json(run, "run.json", lambda d: d.update(target_evidence=None, simulator=None))
     bad = failed(run, sample_shards)
@@ -117,7 +120,7 @@ def test_a_deleted_record_is_named(official: Path, sample_shards: Path) -> None:
         f"{gone['turn']} (1)"
     )
     assert bad["seal"].startswith(f"{official}/seal.json: changed since sealed: records.jsonl.zst changed (")
-    assert "result_summary.json: n_samples_issued stored 17, recomputed 16" in bad["recomputed"]
+    assert f"{SUMMARY_FILE}: n_samples_issued stored 17, recomputed 16" in bad["recomputed"]
 
 
 def _lines(run: Path) -> Iterator[bytes]:
@@ -128,16 +131,14 @@ def _lines(run: Path) -> Iterator[bytes]:
 
 
 def test_throughput_times_ten_in_result_summary(official: Path, sample_shards: Path) -> None:
-    stored = json.loads((official / "result_summary.json").read_text())
+    stored = json.loads((official / SUMMARY_FILE).read_text())
     real = stored["trajbench"]["throughput"]["output_tokens_per_s"]
-    edit_json(
-        official, "result_summary.json", lambda d: d["trajbench"]["throughput"].update(output_tokens_per_s=real * 10)
-    )
+    edit_json(official, SUMMARY_FILE, lambda d: d["trajbench"]["throughput"].update(output_tokens_per_s=real * 10))
     bad = failed(official, sample_shards)
     assert bad["recomputed"] == (
-        f"result_summary.json: trajbench.throughput.output_tokens_per_s stored {real * 10:.6g}, recomputed {real:.6g}"
+        f"{SUMMARY_FILE}: trajbench.throughput.output_tokens_per_s stored {real * 10:.6g}, recomputed {real:.6g}"
     )
-    assert "result_summary.json changed" in bad["seal"]
+    assert f"{SUMMARY_FILE} changed" in bad["seal"]
 
 
 def test_scores_and_osl_edits_are_recomputed(official: Path, sample_shards: Path) -> None:
@@ -205,7 +206,7 @@ def test_server_usage_is_cross_checked_against_the_client_count(
     tmp_path: Path, sample_shards: Path, server: Callable[[int], int], why: str
 ) -> None:
     run = official_run(tmp_path / "r", sample_shards)
-    honest = json.loads((run / "result_summary.json").read_text())["trajbench"]
+    honest = json.loads((run / SUMMARY_FILE).read_text())["trajbench"]
     lied = write_run(
         tmp_path / "lied",
         sample_shards,
@@ -217,7 +218,7 @@ def test_server_usage_is_cross_checked_against_the_client_count(
     )
     bad = failed(lied, sample_shards)
     assert bad["client-tokens"].startswith(why)
-    ours = json.loads((lied / "result_summary.json").read_text())["trajbench"]
+    ours = json.loads((lied / SUMMARY_FILE).read_text())["trajbench"]
     assert ours["throughput"]["output_tokens"] == honest["throughput"]["output_tokens"] == 17 * 430
     assert ours["throughput"]["output_tokens_per_s"] == honest["throughput"]["output_tokens_per_s"]
 
@@ -276,7 +277,7 @@ def test_real_runs_honest_inflated_negative_and_absurd_usage(
     ):
         with LoopbackServer(lambda b, h, n=usage: Reply(chunks=3, completion_tokens=n)) as srv:
             runs[name] = _replay(sample_shards, tmp_path / name, srv.base_url)
-    numbers = {k: json.loads((v / "result_summary.json").read_text())["trajbench"] for k, v in runs.items()}
+    numbers = {k: json.loads((v / SUMMARY_FILE).read_text())["trajbench"] for k, v in runs.items()}
     for name in ("inflated", "negative"):  # which turns the window holds is the run's; their tokens are the client's
         ours = numbers[name]
         assert ours["throughput"]["output_tokens"] == ours["turns"]["window"]["ok"] * honest_tokens
@@ -380,7 +381,7 @@ def test_a_run_stopped_by_sigint_is_not_complete(tmp_path: Path, sample_shards: 
     checks = _check_json(out, sample_shards)
     assert not checks["complete"]["passed"]
     assert checks["complete"]["reason"].startswith(
-        "result_summary.json: state interrupted (Ctrl-C or SIGTERM stopped issuing); "
+        f"{SUMMARY_FILE}: state interrupted (Ctrl-C or SIGTERM stopped issuing); "
         f"records.jsonl.zst: {recorded} of 17 planned turns recorded; without a record: "
     )
     assert checks["seal"]["passed"]  # the folder is what the interrupted run wrote
@@ -394,11 +395,11 @@ def test_a_run_killed_with_sigkill_has_no_summary_and_no_seal(tmp_path: Path, sa
     recorded = len({(r.instance_id, r.turn) for r in read_records(out)})
     checks = _check_json(out, sample_shards)
     assert checks["complete"]["reason"].startswith(
-        "result_summary.json: missing (the run was killed, or is still running); "
+        f"{SUMMARY_FILE}: missing (the run was killed, or is still running); "
         f"records.jsonl: {recorded} of 17 planned turns recorded; without a record: "
     )
     assert checks["seal"]["reason"].startswith(f"{out}/seal.json: missing; the run never finished writing the folder")
-    assert checks["recomputed"]["reason"].startswith(f"{out}/result_summary.json: missing")
+    assert checks["recomputed"]["reason"].startswith(f"{out}/{SUMMARY_FILE}: missing")
 
 
 def test_a_second_run_on_the_same_out_is_refused_with_the_holders_pid(tmp_path: Path, sample_shards: Path) -> None:

@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from reviewed import new_failures, reason, reviewed
+from reviewed import failed, reason, reviewed
 from subtrees import edit_json, reseal_tree, rewrite_records
 
 import eval.submission as sub
+from replay import SUMMARY_FILE
 
 RESULTS = "closed/Acme/results/acme-box/kimi-k3"
 
@@ -29,22 +30,22 @@ def test_an_edit_without_covering_it_names_the_files(tree: Path, official: str) 
         f"trajbench-submission.json lists other files: 1 extra ({RESULTS}/online-c0001/notes.txt); "
         f"1 changed ({RESULTS}/online-c0002/trajbench/run.json)"
     )
-    assert ("online-c0002", "manifest-entry") in new_failures(report)  # the run folder's digest
+    assert ("online-c0002", "manifest-entry") in failed(report)  # the run folder's digest
 
 
 def test_a_partial_run_fails_complete_and_its_numbers(tree: Path, official: str) -> None:
     rewrite_records(_run(tree, 2), lambda rs: rs[:12])
     reseal_tree(tree)
     report = reviewed(tree, expected_hash=official)
-    assert {("online-c0002", "complete"), ("online-c0002", "recompute"), ("online-c0002", "trajectories")} <= (
-        new_failures(report)
+    assert {("online-c0002", "complete"), ("online-c0002", "recomputed"), ("online-c0002", "copies")} <= (
+        failed(report)
     )
-    assert reason(report, "online-c0002", "complete").endswith(
-        "is a partial run: it records 12 of its 17 planned turns; its scores cover only the turns that ran "
-        "(rerun it for a complete score)"
+    assert reason(report, "online-c0002", "complete").startswith(
+        "records.jsonl.zst: 12 of 17 planned turns recorded; without a record: "
     )
-    assert f"{RESULTS}/online-c0002/trajbench/result_summary.json: n_samples_issued is 17, recomputed 12" in reason(
-        report, "online-c0002", "recompute"
+    assert f"{SUMMARY_FILE}: n_samples_issued stored 17, recomputed 12" in reason(report, "online-c0002", "recomputed")
+    assert f"{RESULTS}/online-c0002/performance/result_summary.json: n_samples_issued is 17, recomputed 12" in reason(
+        report, "online-c0002", "copies"
     )
 
 
@@ -58,12 +59,10 @@ def test_failed_turns_fail_the_budget_with_their_counts(tree: Path, official: st
     rewrite_records(_run(tree, 4), fail_one)
     reseal_tree(tree)
     report = reviewed(tree, expected_hash=official)
-    assert reason(report, "online-c0004", "failures") == (
-        f"{RESULTS}/online-c0004/trajbench/records.jsonl.zst: 1 of 17 window turns not answered (failed 1, "
-        "aborted 0, cancelled 0); budget 0"
-    )
-    assert f"{RESULTS}/online-c0004/trajbench/result_summary.json: n_samples_failed is 0, recomputed 1" in reason(
-        report, "online-c0004", "recompute"
+    assert reason(report, "online-c0004", "failure-budget").startswith("records.jsonl.zst: 1 of 17 window turns")
+    assert f"{SUMMARY_FILE}: n_samples_failed stored 0, recomputed 1" in reason(report, "online-c0004", "recomputed")
+    assert f"{RESULTS}/online-c0004/performance/result_summary.json: n_samples_failed is 0, recomputed 1" in reason(
+        report, "online-c0004", "copies"
     )
 
 
@@ -84,30 +83,32 @@ def test_edited_records_are_recomputed(tree: Path, official: str) -> None:
     rewrite_records(_run(tree, 4), inflate)
     reseal_tree(tree)
     report = reviewed(tree, expected_hash=official)
-    why = reason(report, "online-c0004", "recompute")
+    why = reason(report, "online-c0004", "copies")
     assert (
-        f"{RESULTS}/online-c0004/trajbench/result_summary.json: output_sequence_lengths.avg is 430, recomputed 4300"
+        f"{RESULTS}/online-c0004/performance/result_summary.json: output_sequence_lengths.avg is 430, recomputed 4300"
         in why
     )
-    assert "osl" in {c for p, c in new_failures(report) if p == "online-c0004"}
+    assert f"{SUMMARY_FILE}: output_sequence_lengths.total stored 7310, recomputed 73100" in reason(
+        report, "online-c0004", "recomputed"
+    )
+    assert "osl" in {c for p, c in failed(report) if p == "online-c0004"}
 
 
 def test_an_edited_result_summary_is_recomputed_in_every_copy(tree: Path, official: str) -> None:
     sc = tree / RESULTS / "online-c0004"
     for path in (sc / "performance/result_summary.json", sc / "performance/run_1/result_summary.json",
-                 sc / "trajbench/result_summary.json"):  # fmt: skip
+                 sc / "trajbench" / SUMMARY_FILE):  # fmt: skip
         edit_json(path, lambda d: d.update(qps=d["qps"] * 10))
     reseal_tree(tree)
     report = reviewed(tree, expected_hash=official)
-    why = reason(report, "online-c0004", "recompute")
-    for rel in (
-        "trajbench/result_summary.json",
-        "performance/result_summary.json",
-        "performance/run_1/result_summary.json",
-    ):
+    why = reason(report, "online-c0004", "copies")
+    for rel in ("performance/result_summary.json", "performance/run_1/result_summary.json"):
         assert f"{RESULTS}/online-c0004/{rel}: qps is 19.4286, recomputed 1.94286" in why
+    assert reason(report, "online-c0004", "recomputed").startswith(
+        f"{SUMMARY_FILE}: qps stored 19.4286, recomputed 1.94286"
+    )
     # the copies match each other: the self-check alone would not see it
-    assert ("online-c0004", "checker-fields") not in new_failures(report)
+    assert ("online-c0004", "checker-fields") not in failed(report)
 
 
 def test_only_the_checker_copy_edited(tree: Path, official: str) -> None:
@@ -115,7 +116,7 @@ def test_only_the_checker_copy_edited(tree: Path, official: str) -> None:
     reseal_tree(tree)
     report = reviewed(tree, expected_hash=official)
     assert f"{RESULTS}/online-c0001/performance/result_summary.json: n_samples_issued is 170, recomputed 17" in reason(
-        report, "online-c0001", "recompute"
+        report, "online-c0001", "copies"
     )
     assert "differs from " in reason(report, "online-c0001", "checker-fields")  # run_1's copy no longer agrees
 
@@ -126,7 +127,7 @@ def test_the_manifests_numbers_are_recomputed(tree: Path, official: str) -> None
     bumped = replace(p, headline=replace(p.headline, n_samples_issued=170, output_tokens_per_s=8354.0))
     replace(m, points=[*m.points[:2], bumped]).write(tree)
     report = reviewed(tree, expected_hash=official)
-    why = reason(report, "online-c0004", "recompute")
+    why = reason(report, "online-c0004", "copies")
     assert "trajbench-submission.json: points[c4].headline.output_tokens_per_s is 8354, recomputed 835.429" in why
     assert "trajbench-submission.json: points[c4].headline.n_samples_issued is 170, recomputed 17" in why
 
@@ -140,9 +141,7 @@ def test_an_edited_accuracy_file_or_score_is_seen(tree: Path, official: str) -> 
     assert reason(report, "online-c0002", "reference-files").startswith(
         f"{RESULTS}/online-c0002/accuracy/accuracy_results.json: not what the run folder makes"
     )
-    assert f"{RESULTS}/online-c0001/trajbench/scores.json: score is 0.5, recomputed 1" in reason(
-        report, "online-c0001", "recompute"
-    )
+    assert "scores.json: score stored 0.5, recomputed 1" in reason(report, "online-c0001", "recomputed")
 
 
 def test_a_placeholder_in_the_system_description_fails_the_self_check(tree: Path, official: str) -> None:

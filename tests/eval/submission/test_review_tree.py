@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 from clirun import in_process
-from reviewed import BASELINE, SEALS, failed, new_failures, reason, reviewed
+from reviewed import failed, reason, reviewed
 from subtrees import DATE, edit_json, write_sweep
 
 import eval.submission as sub
-import replay
 from eval import submit
 
 C2 = "closed/Acme/results/acme-box/kimi-k3/online-c0002"
@@ -22,14 +20,19 @@ C2 = "closed/Acme/results/acme-box/kimi-k3/online-c0002"
 
 def test_an_official_submission_passes_every_check(tree: Path, official: str) -> None:
     report = reviewed(tree, expected_hash=official)
-    assert failed(report) == BASELINE
-    assert report.passed is (not BASELINE)
+    assert failed(report) == set()
+    assert report.passed
     checks = {c.check for c in report.checks if c.point == C2}
     assert {
         "seal",
         "complete",
-        "failures",
-        "recompute",
+        "recomputed",
+        "failure-budget",
+        "client-tokens",
+        "cache-exploit",
+        "warm-cache",
+        "output-consistency",
+        "copies",
         "reference-files",
         "checker-fields",
         "manifest-entry",
@@ -54,15 +57,10 @@ def test_an_official_submission_passes_every_check(tree: Path, official: str) ->
         "official-dataset",
         "swebench-manifest",
         "swebench",
+        "same-model",
     }
-    if not SEALS:
-        assert (
-            reason(report, "online-c0002", "seal")
-            == f"{C2}/trajbench/seal.json: not checked: this trajbench has no seal"
-        )
-    assert reason(report, "online-c0002", "failures") == (
-        f"{C2}/trajbench/records.jsonl.zst: 0 of 17 window turns not answered (failed 0, aborted 0, cancelled 0); "
-        "budget 0"
+    assert reason(report, "online-c0002", "failure-budget") == (
+        "records.jsonl.zst: 0 of 17 window turns did not end ok; budget 0 (run.json failure_budget)"
     )
     saved = sub.ReviewReport.read(tree)
     assert saved == report
@@ -90,7 +88,7 @@ def test_a_simulated_target_never_passes(
                  swebench=region_runs, submission_date=DATE)  # fmt: skip
     assert "online-c0001: measured against a simulated target; the review fails it" in res.notes
     report = reviewed(tmp_path / "tree", expected_hash=official)
-    assert new_failures(report) == {("online-c0001", "target")}
+    assert failed(report) == {("online-c0001", "target")}
     assert reason(report, "online-c0001", "target").startswith("measured against trajbench's simulator (GET /health")
 
 
@@ -109,7 +107,7 @@ def test_the_dataset_hash_is_checked_against_the_official_one(tree: Path, offici
 def test_the_shards_may_come_from_the_reviewer(tree: Path, official: str, sample_shards: Path, tmp_path: Path):
     mine = Path(shutil.copytree(sample_shards, tmp_path / "official-shards"))
     report = reviewed(tree, expected_hash=official, shards=mine)
-    assert failed(report) == BASELINE
+    assert failed(report) == set()
 
 
 def test_a_folder_that_is_not_a_tree_fails_and_still_gets_its_review(tmp_path: Path) -> None:
@@ -141,33 +139,9 @@ def test_a_manifest_leading_outside_the_tree_is_refused(tree: Path, official: st
 
 def test_cli_review_exit_code_lines_and_json(tree: Path, official: str, capsys) -> None:
     code, out, err = in_process(["review", str(tree), "--expected-hash", official], capsys)
-    assert code == (1 if BASELINE else 0), err
+    assert code == 0, err
     assert f"wrote {tree / 'review.md'} and {tree / 'review.json'}" in out
-    if BASELINE:
-        assert f"FAIL {C2} seal: {C2}/trajbench/seal.json: not checked: this trajbench has no seal" in out
-        assert "review FAILED (3 of " in out
     code, out, _ = in_process(["review", str(tree), "--expected-hash", official, "--json"], capsys)
-    assert json.loads(out)["failed"] == len(BASELINE)
+    assert json.loads(out)["failed"] == 0
     code, out, err = in_process(["review", str(tree), "--expected-hash", "f" * 64], capsys)
     assert code == 1 and "FAIL submission official-dataset: " in out and "Traceback" not in err
-
-
-@dataclass(frozen=True)
-class _Seal:
-    ok: bool
-    reason: str
-
-
-def test_the_seal_check_is_replays_own_verification(tree: Path, official: str, monkeypatch) -> None:
-    """Through the one seam (`replay.verify_seal`, sealed run folders): its verdict and reason
-    become the seal line of each point."""
-
-    def verify(run_dir: Path) -> _Seal:
-        broken = run_dir.parent.name == "online-c0002"
-        return _Seal(not broken, "run.json: sha256 differs from the seal" if broken else "12 files intact")
-
-    monkeypatch.setattr(replay, "verify_seal", verify, raising=False)
-    report = reviewed(tree, expected_hash=official)
-    assert failed(report) == {("online-c0002", "seal")}
-    assert reason(report, "online-c0002", "seal") == f"{C2}/trajbench/seal.json: run.json: sha256 differs from the seal"
-    assert reason(report, "online-c0001", "seal").endswith("seal.json: 12 files intact")

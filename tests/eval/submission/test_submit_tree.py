@@ -16,6 +16,7 @@ from subtrees import DATE, TOKENS, add_point, edit_json, rewrite_records, write_
 import eval.submission as sub
 from eval import EvalError, submit
 from eval.swebench import swebench_mean
+from replay import SUMMARY_FILE
 
 RESULTS = "closed/Acme/results/acme-box/kimi-k3"
 #: the files of a scenario folder besides the run folder: the checker's and the publish script's
@@ -44,7 +45,7 @@ def test_the_tree_holds_both_layouts_the_runs_and_the_system(built_tree: Path, s
         assert own == SCENARIO_FILES
         summary = (sc / "performance/result_summary.json").read_bytes()
         run = sweep / f"c{int(name[-4:]):04d}"
-        assert summary == (run / "result_summary.json").read_bytes()  # a byte copy of the run's
+        assert summary == (run / SUMMARY_FILE).read_bytes()  # a byte copy of the run's
         assert (sc / "performance/run_1/result_summary.json").read_bytes() == summary
         config = (sc / "config.yaml").read_bytes()
         assert (sc / "performance/run_1/config.yaml").read_bytes() == config
@@ -169,12 +170,22 @@ def test_a_run_edited_after_it_ran_is_refused_and_nothing_is_written(
     sweep: Path, system_yaml: Path, tmp_path: Path
 ) -> None:
     mine = Path(shutil.copytree(sweep, tmp_path / "sweep"))
-    edit_json(mine / "c0002/result_summary.json", lambda d: d.update(qps=d["qps"] * 10))
+    edit_json(mine / "c0002" / SUMMARY_FILE, lambda d: d.update(qps=d["qps"] * 10))
     with pytest.raises(EvalError) as exc:
         submit([mine], tmp_path / "tree", submitter="Acme", division="closed", system_file=system_yaml)
-    assert "c0002/result_summary.json: qps is 15.1111, recomputed 1.51111" in str(exc.value)
+    assert f"c0002/{SUMMARY_FILE}: qps is 15.1111, recomputed 1.51111" in str(exc.value)
     assert "rerun the point" in str(exc.value)
     assert not (tmp_path / "tree").exists() and not list(tmp_path.glob(".tree.*"))
+
+
+def test_a_run_whose_seal_is_broken_is_refused(sweep: Path, system_yaml: Path, tmp_path: Path) -> None:
+    """A change no recomputation sees (here the report's text) still breaks the run's seal."""
+    mine = Path(shutil.copytree(sweep, tmp_path / "sweep"))
+    with (mine / "c0004/report.txt").open("a", encoding="utf-8") as f:
+        f.write("edited\n")
+    with pytest.raises(EvalError, match=r"c0004: .*report.txt changed.*rerun the point"):
+        submit([mine], tmp_path / "tree", submitter="Acme", division="closed", system_file=system_yaml)
+    assert not (tmp_path / "tree").exists()
 
 
 def test_out_is_never_an_input_and_is_replaced_only_when_it_is_a_tree(
