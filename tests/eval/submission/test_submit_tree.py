@@ -44,7 +44,7 @@ def test_the_tree_holds_both_layouts_the_runs_and_the_system(built_tree: Path, s
         assert own == SCENARIO_FILES
         summary = (sc / "performance/result_summary.json").read_bytes()
         run = sweep / f"c{int(name[-4:]):04d}"
-        assert summary == (run / "result_summary.json").read_bytes()  # a byte copy of the run's
+        assert summary == (run / "performance/result_summary.json").read_bytes()  # a byte copy of the run's
         assert (sc / "performance/run_1/result_summary.json").read_bytes() == summary
         config = (sc / "config.yaml").read_bytes()
         assert (sc / "performance/run_1/config.yaml").read_bytes() == config
@@ -169,10 +169,10 @@ def test_a_run_edited_after_it_ran_is_refused_and_nothing_is_written(
     sweep: Path, system_yaml: Path, tmp_path: Path
 ) -> None:
     mine = Path(shutil.copytree(sweep, tmp_path / "sweep"))
-    edit_json(mine / "c0002/result_summary.json", lambda d: d.update(qps=d["qps"] * 10))
+    edit_json(mine / "c0002/performance/result_summary.json", lambda d: d.update(qps=d["qps"] * 10))
     with pytest.raises(EvalError) as exc:
         submit([mine], tmp_path / "tree", submitter="Acme", division="closed", system_file=system_yaml)
-    assert "c0002/result_summary.json: qps is 15.1111, recomputed 1.51111" in str(exc.value)
+    assert "c0002/performance/result_summary.json: qps is 15.1111, recomputed 1.51111" in str(exc.value)
     assert "rerun the point" in str(exc.value)
     assert not (tmp_path / "tree").exists() and not list(tmp_path.glob(".tree.*"))
 
