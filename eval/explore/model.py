@@ -28,8 +28,9 @@ from replay import REPORT_FILE, RUN_FILE, RunInfo, Slo
 from replay.report import GatesOf, Point, collect_points
 
 from ..errors import EvalError
+from ..submission import REVIEW_FILE
 from .sources import SystemSource
-from .submission import REVIEW_FILE, Submission
+from .submission import Submission
 
 VERDICTS = {
     "reviewed": "a passing review (`trajbench review`) covers the point",
@@ -275,32 +276,26 @@ def _description(source: SystemSource) -> tuple[dict[str, Any], str]:
         return {}, f"no system description: a {source.kind} folder (submit it with `trajbench submit` to add one)"
     sub = source.submissions[-1]
     m, d = sub.manifest, sub.description
+    framework = str(d.values.get("framework", "")).strip() if d is not None else ""
     fields: dict[str, Any] = {
         "submitter": m.submitter,
-        "division": m.division or None,
-        "engine": m.engine_name() or (d.framework if d is not None else None),
-        "swebench_mean": m.swebench_mean,
+        "division": m.division,
+        # run.json's engine identity (the manifest copies it), else what the description calls it
+        "engine": ", ".join(sub.engines()) or framework or None,
+        "swebench_mean": m.swebench.mean if m.swebench is not None else None,
         "date": max(s.manifest.submission_date for s in source.submissions)[:10],
         "review": None if sub.review is None else "passed" if sub.review.passed else "failed",
     }
     if d is None:
         return fields, f"no system description ({sub.description_file} is missing)"
+    hw = d.hardware
     fields |= {
-        "accelerator": d.accelerator(),
-        "accelerators": d.accelerators(),
-        "price_per_hour": d.price_per_hour_usd,
-        "power_watts": d.power_watts,
+        "accelerator": hw.accelerator_type,
+        "accelerators": hw.accelerator_count,
+        "price_per_hour": hw.price_per_hour_usd,
+        "power_watts": hw.power_watts,
     }
-    missing = [
-        name
-        for name, v in (
-            ("accelerator type", fields["accelerator"]),
-            ("accelerator count", fields["accelerators"]),
-            ("price per hour", d.price_per_hour_usd),
-            ("power", d.power_watts),
-        )
-        if v is None
-    ]
+    missing = [name for name, v in (("price per hour", hw.price_per_hour_usd), ("power", hw.power_watts)) if v is None]
     return fields, (
         f"{sub.description_file}" + (f": gives no {', no '.join(missing)}" if missing else ": gives every figure")
     )

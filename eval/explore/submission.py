@@ -1,145 +1,52 @@
-"""Everything the explorer reads from a submission tree (`trajbench submit`), in one place.
+"""Everything the explorer reads from a submission tree, through the submission room's own typed
+files and layout (`eval.submission`, docs/submission.md), so the explorer reads exactly what
+`trajbench submit` writes and `trajbench review` judges.
 
-A submission tree holds, at its root, `trajbench-submission.json` (who submitted which system
-when, on which model, dataset and engine, and its Pareto points) and, once `trajbench review`
-ran, `review.json` (passed or failed, with each check's result); under
-`{division}/{submitter}/systems/{system}.json` the system's description (the checker's fields,
-plus trajbench's accelerator type and count, price per hour and power); and under each point's
-scenario folder the point's whole sealed run folder (docs/explore.md "Submission trees").
-
-The tree is discovered, not walked by fixed paths: the root is wherever a
-`trajbench-submission.json` is, and the run folders are the folders under it that hold a
-`run.json`. Each file is a typed dataclass; a field the explorer does not need may be absent
-(its default), a field of the wrong type is refused with the file and the field's name.
+From a tree the explorer reads the manifest (`trajbench-submission.json`: who submitted which
+system when, and each Pareto point's scenario folder, run folder, seal digest and engine), the
+system description it names (`systems/{system}.json`: the accelerators, price and power) and,
+once `trajbench review` ran, `review.json` at the root. A point's run folder is where the layout
+puts it (`{scenario}/trajbench/`); a manifest naming another place is refused, so nothing is
+read from outside the tree. Every problem names its file and field.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
+import json
+from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path, PurePosixPath
-from typing import Any
-
-import orjson
+from pathlib import Path
 
 import traces
-from replay import RUN_FILE, ResultSummary
+from replay import RUN_FILE, EngineIdentity, ResultSummary
 
 from ..errors import EvalError
+from ..submission import (
+    DIVISIONS,
+    REVIEW_FILE,
+    SUBMISSION_FILE,
+    PointEntry,
+    ReviewCheck,
+    ReviewReport,
+    SubmissionManifest,
+    SystemDescription,
+    Tree,
+    check_name,
+    scenario_name,
+)
 
-SUBMISSION_FILE = "trajbench-submission.json"
-REVIEW_FILE = "review.json"
-SYSTEMS_DIR = "systems"
-
-
-@dataclass(frozen=True)
-class SubmittedPoint:
-    """One Pareto point of a submission: its scenario folder (relative to the tree root), its
-    concurrency and the digest its run folder was sealed with."""
-
-    scenario: str
-    concurrency: int
-    seal: str | None = None
-
-
-@dataclass(frozen=True)
-class SubmissionManifest(traces.JsonFile):
-    """`trajbench-submission.json` at the root of a submission tree."""
-
-    FILE = SUBMISSION_FILE
-
-    submitter: str
-    system: str
-    profile: str
-    submission_date: str  # ISO 8601 date (or date and time): when the results were submitted
-    division: str = ""
-    benchmark: str = ""
-    trajbench_version: str = ""
-    dataset_hash: str = ""
-    #: the engine that served every point (name and version); a string or an object of fields
-    engine: Any = None
-    swebench_mean: float | None = None
-    points: list[SubmittedPoint] = field(default_factory=list)
-
-    def engine_name(self) -> str | None:
-        return engine_label(self.engine)
-
-
-def engine_label(engine: Any) -> str | None:
-    """An engine identity as one line: a string as it is, an object as its values in key order
-    (`{"name": "vllm", "version": "0.9.1"}` → "vllm 0.9.1")."""
-    if engine is None or engine == "" or engine == {}:
-        return None
-    if isinstance(engine, dict):
-        return " ".join(str(engine[k]) for k in sorted(engine) if engine[k] not in (None, "")) or None
-    return str(engine)
+#: how the fix of a broken tree reads: the tree is submit's to write
+REBUILD = "rebuild the tree with `trajbench submit` (docs/submission.md)"
 
 
 @dataclass(frozen=True)
-class SystemDescription:
-    """`{division}/{submitter}/systems/{system}.json`: the checker's fields the explorer shows,
-    and trajbench's additions that normalise a system's numbers (None: not given)."""
+class TreePoint:
+    """A point of a tree: its run folder, its manifest entry, and the engine identity the entry
+    copies from run.json, read into replay's typed class."""
 
-    system_name: str | None = None
-    submitter: str | None = None
-    status: str | None = None
-    accelerator_model_name: str | None = None
-    accelerators_per_node: str | int | None = None
-    number_of_nodes: str | int | None = None
-    framework: str | None = None
-    #: trajbench's fields
-    accelerator_type: str | None = None
-    accelerator_count: int | None = None
-    price_per_hour_usd: float | None = None
-    power_watts: float | None = None
-
-    def accelerator(self) -> str | None:
-        return self.accelerator_type or _given(self.accelerator_model_name)
-
-    def accelerators(self) -> int | None:
-        """The accelerator count: trajbench's field, else nodes × accelerators per node."""
-        if self.accelerator_count is not None:
-            return self.accelerator_count
-        per_node, nodes = _count(self.accelerators_per_node), _count(self.number_of_nodes)
-        if per_node is None:
-            return None
-        return per_node * (nodes if nodes is not None else 1)
-
-
-def _given(text: str | None) -> str | None:
-    """A checker field as given, or None for an empty one or a scaffold's TODO placeholder."""
-    if text is None or not text.strip() or text.strip().upper().startswith("TODO"):
-        return None
-    return text.strip()
-
-
-def _count(value: str | int | None) -> int | None:
-    if isinstance(value, int):
-        return value
-    text = _given(value)
-    return int(text) if text is not None and text.isdigit() else None
-
-
-@dataclass(frozen=True)
-class ReviewCheck:
-    """One check of a review: the point it judged (a scenario or run folder; anything else is
-    the submission as a whole), its name, the verdict and why."""
-
-    point: str
-    check: str
-    passed: bool
-    reason: str = ""
-
-
-@dataclass(frozen=True)
-class Review(traces.JsonFile):
-    """`review.json` (`trajbench review`) at the root of a submission tree."""
-
-    FILE = REVIEW_FILE
-
-    passed: bool
-    checks: list[ReviewCheck] = field(default_factory=list)
+    run: Path
+    entry: PointEntry
+    engine: EngineIdentity | None
 
 
 @dataclass(frozen=True)
@@ -149,91 +56,148 @@ class Submission:
     root: Path
     manifest: SubmissionManifest
     description: SystemDescription | None
-    description_file: str  # where the description is (or was looked for), relative to the root
-    review: Review | None
-    run_dirs: tuple[Path, ...]  # every finished run folder under the root, sorted
+    review: ReviewReport | None
+    points: tuple[TreePoint, ...]  # in the manifest's order (by concurrency)
+
+    @property
+    def description_file(self) -> str:
+        """Where the system description is (or was looked for), relative to the root."""
+        return self.manifest.system_file
+
+    @property
+    def run_dirs(self) -> tuple[Path, ...]:
+        return tuple(p.run for p in self.points)
+
+    def entry_of(self, run_dir: Path) -> PointEntry | None:
+        return next((p.entry for p in self.points if p.run == run_dir), None)
 
     def checks_of(self, run_dir: Path) -> list[ReviewCheck]:
-        """The review's checks of one run folder: those naming it (or a folder above it, such as
-        its scenario folder), then those of the submission as a whole (naming no run folder)."""
-        if self.review is None:
+        """The review's checks of one point (naming its scenario or run folder), then those of
+        the submission as a whole (naming no point)."""
+        entry = self.entry_of(run_dir)
+        if self.review is None or entry is None:
             return []
-        mine = self._names(run_dir)
-        return [c for c in self.review.checks if _norm(c.point) in mine or _norm(c.point) not in self._any_run]
+        mine = {entry.path, entry.run}
+        return [c for c in self.review.checks if c.point in mine or c.point not in self._named]
 
     @cached_property
-    def _any_run(self) -> set[str]:
-        """Every name of every run folder: a check naming none of them is the submission's."""
-        return set().union(*(self._names(d) for d in self.run_dirs))
-
-    def _names(self, run_dir: Path) -> set[str]:
-        """The ways a review may name a run folder: its path from the root, the path of every
-        folder between the root and it, and its own name."""
-        rel = PurePosixPath(run_dir.relative_to(self.root).as_posix())
-        names = {rel.as_posix(), run_dir.name}
-        names |= {p.as_posix() for p in rel.parents if p.as_posix() != "."}
-        names |= {(PurePosixPath(self.root.as_posix()) / n).as_posix() for n in list(names)}
-        return names
+    def _named(self) -> frozenset[str]:
+        """Every folder a review check may name a point by."""
+        return frozenset(name for p in self.points for name in (p.entry.path, p.entry.run))
 
     def seal_of(self, run_dir: Path) -> str | None:
-        """The seal digest the manifest lists for the point whose scenario folder holds `run_dir`."""
-        rel = PurePosixPath(run_dir.relative_to(self.root).as_posix())
-        for p in self.manifest.points:
-            scenario = PurePosixPath(_norm(p.scenario))
-            if rel == scenario or scenario in rel.parents:
-                return p.seal
+        """The sha256 of the point's seal.json, as the manifest lists it."""
+        entry = self.entry_of(run_dir)
+        return entry.seal_sha256 if entry is not None else None
+
+    def engines(self) -> list[str]:
+        """The engines its points ran on (run.json's engine identity, which the manifest copies),
+        each as "name version", sorted; an engine that could not be told is left out."""
+        return sorted({label for p in self.points if (label := _engine_label(p.engine)) is not None})
+
+
+def _engine_label(engine: EngineIdentity | None) -> str | None:
+    if engine is None or engine.engine == "unknown":
         return None
+    return f"{engine.engine} {engine.version}" if engine.version else engine.engine
 
 
-def _norm(text: str) -> str:
-    """A folder as a review or a manifest names it, comparable: posix, no ./ or trailing /."""
-    return PurePosixPath(text.replace(os.sep, "/")).as_posix().removeprefix("./")
-
-
-def _read_json(path: Path) -> Any:
+def _manifest(root: Path) -> SubmissionManifest:
     try:
-        return orjson.loads(path.read_bytes())
+        return SubmissionManifest.read(root)
+    except traces.ContractError as exc:
+        raise EvalError(f"{exc}; {REBUILD}") from None
+
+
+def _tree(root: Path, m: SubmissionManifest) -> Tree:
+    """The tree's layout from the manifest's names, each checked as the review checks it (a name
+    that is not one folder name could lead outside the tree)."""
+    where = root / SUBMISSION_FILE
+    if m.division not in DIVISIONS:
+        raise EvalError(f"{where}: division: {m.division!r} is not one of {', '.join(DIVISIONS)}; {REBUILD}")
+    for key, value in (("submitter", m.submitter), ("system", m.system), ("benchmark", m.benchmark)):
+        try:
+            check_name(key, value)
+        except EvalError as exc:
+            raise EvalError(f"{where}: {exc}") from None
+    return Tree(root, m.division, m.submitter, m.system, m.benchmark)
+
+
+def _points(tree: Tree, m: SubmissionManifest) -> tuple[TreePoint, ...]:
+    """Each point's finished run folder, where the layout puts it, with its entry (its engine
+    read into replay's typed identity)."""
+    where = tree.root / SUBMISSION_FILE
+    out = []
+    for i, p in enumerate(m.points):
+        sc = tree.scenario(scenario_name(p.concurrency))
+        for key, named, placed in (
+            ("scenario", p.scenario, sc.name),
+            ("path", p.path, tree.rel(sc.dir)),
+            ("run", p.run, tree.rel(sc.run)),
+        ):
+            if named != placed:
+                raise EvalError(
+                    f"{where}: points[{i}].{key}: {named!r} is not where the layout puts the point at concurrency "
+                    f"{p.concurrency} ({placed!r}); {REBUILD}"
+                )
+        if not ((sc.run / RUN_FILE).is_file() and ResultSummary.exists(sc.run)):
+            raise EvalError(
+                f"{where}: points[{i}].run: {p.run} is not a finished run folder ({RUN_FILE} with its result "
+                f"summary {ResultSummary.FILE}); {REBUILD}"
+            )
+        try:
+            engine = (
+                None if p.engine is None else traces.from_json(EngineIdentity, p.engine, f"{where}: points[{i}].engine")
+            )
+        except traces.ContractError as exc:
+            raise EvalError(f"{exc}; {REBUILD}") from None
+        out.append(TreePoint(sc.run, p, engine))
+    if not out:
+        raise EvalError(f"{where}: points: none; a submission holds at least one point; {REBUILD}")
+    return tuple(out)
+
+
+def _description(tree: Tree, m: SubmissionManifest) -> SystemDescription | None:
+    where = tree.root / SUBMISSION_FILE
+    if m.system_file != tree.rel(tree.system_file):
+        raise EvalError(f"{where}: system_file: {m.system_file!r} is not {tree.rel(tree.system_file)!r}; {REBUILD}")
+    path = tree.system_file
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_bytes())
     except OSError as exc:
         raise EvalError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except ValueError as exc:
-        raise EvalError(f"{path}: not valid JSON ({exc}); rewrite it with `trajbench submit`") from None
+        raise EvalError(f"{path}: not valid JSON ({exc}); {REBUILD}") from None
+    if not isinstance(data, dict):
+        raise EvalError(f"{path}: not a JSON object of the system's fields; {REBUILD}")
+    return SystemDescription.from_json(data, str(path))
 
 
-def _contract(cls: Any, path: Path) -> Any:
+def _review(root: Path, m: SubmissionManifest) -> ReviewReport | None:
+    """review.json, when the tree has one; a review of another submission (a copied file) is
+    refused rather than vouching for this one."""
+    if not ReviewReport.exists(root):
+        return None
     try:
-        return traces.from_json(cls, _read_json(path), str(path))
+        report = ReviewReport.read(root)
     except traces.ContractError as exc:
-        raise EvalError(f"{exc} (docs/explore.md lists the fields the explorer reads)") from None
-
-
-def _run_dirs(root: Path) -> list[Path]:
-    """The finished run folders under a submission root (a submission tree nested under it is
-    its own submission), sorted."""
-    found = []
-    for here, dirs, files in os.walk(root):
-        path = Path(here)
-        if path != root and SUBMISSION_FILE in files:
-            dirs.clear()
-        elif RUN_FILE in files and ResultSummary.exists(path):
-            found.append(path)
-    return sorted(found)
+        raise EvalError(f"{exc}; review the tree again with `trajbench review`") from None
+    for key in ("division", "submitter", "system", "benchmark", "submission_date"):
+        mine, theirs = getattr(m, key), getattr(report, key)
+        if mine != theirs:
+            raise EvalError(
+                f"{root / REVIEW_FILE}: {key}: {theirs!r}, but the submission's is {mine!r}: a review of another "
+                "submission; review this tree with `trajbench review`"
+            )
+    return report
 
 
 def load_submission(root: Path) -> Submission:
-    """A submission tree: its manifest, its system's description and review (None when the tree
-    has none) and its finished run folders."""
-    manifest: SubmissionManifest = _contract(SubmissionManifest, root / SUBMISSION_FILE)
-    where = PurePosixPath(manifest.division, manifest.submitter, SYSTEMS_DIR, f"{manifest.system}.json")
-    if not manifest.division:  # the division is the folder the submitter's folder sits in
-        found = sorted(root.glob(f"*/{manifest.submitter}/{SYSTEMS_DIR}/{manifest.system}.json"))
-        where = PurePosixPath(found[0].relative_to(root).as_posix()) if found else where
-    desc_path = root / where
-    description = _contract(SystemDescription, desc_path) if desc_path.is_file() else None
-    review = _contract(Review, root / REVIEW_FILE) if Review.exists(root) else None
-    runs = tuple(_run_dirs(root))
-    if not runs:
-        raise EvalError(
-            f"{root / SUBMISSION_FILE}: no finished run folder (run.json with its result summary) under {root}; "
-            "a submission holds each point's run folder (rebuild it with `trajbench submit`)"
-        )
-    return Submission(root, manifest, description, where.as_posix(), review, runs)
+    """A submission tree: its manifest, its points' run folders, its system's description and
+    its review (None when the tree has none)."""
+    manifest = _manifest(root)
+    tree = _tree(root, manifest)
+    points = _points(tree, manifest)
+    return Submission(root, manifest, _description(tree, manifest), _review(root, manifest), points)

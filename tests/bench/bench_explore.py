@@ -1,12 +1,15 @@
 """Benchmark: `trajbench explore` over 100 systems × 32 points, its build time and the page's load
 time in headless chromium (prints figures; asserts nothing: the machine is shared).
 
-Inputs: `--systems` submission trees of `--points` points each, in the shape docs/explore.md
-documents (manifest, system description, a review on every third, each point's run folder). The
-run folders are real: run.json and a result summary that replay's own code made from records
-(one per concurrency, `make_run`), copied into every system with its throughput and per-user speed
-scaled by the system's factor, so the systems' curves differ. So the build reads and checks
-3,200 run folders as it would a real set of submissions.
+Inputs: `--systems` submission trees of `--points` points each, every one written by the real
+`trajbench submit` (tests/eval/explore/explore_trees.py's `Submitter`, over the submission
+tests' run folders: official, judged and sealed, their summaries made by replay's own code from
+records), a review on every third. The points are measured once per `--variants` (each its own
+speed and engine) over the bundled sample built with enough repeats that every point is on the
+frontier, and each system submits one variant's points under its own name, hardware, price and
+power. So the build reads and checks 3,200 run folders as it would a real set of submissions.
+Making the inputs takes minutes (100 submits); `--keep DIR` keeps them, and a later run with the
+same `--keep` reuses them.
 
 Load time is what a buyer waits for: from the navigation's start to the first view painted (the
 page records `performance.now()` when its charts are in the DOM and after the next frame), over
@@ -19,7 +22,7 @@ Usage: .venv/bin/python tests/bench/bench_explore.py [--systems 100] [--points 3
 from __future__ import annotations
 
 import argparse
-import json
+import math
 import os
 import shutil
 import statistics
@@ -29,70 +32,75 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent), str(HERE.parent / "replay"), str(HERE.parent / "eval" / "explore")]
+TESTS = HERE.parent
+sys.path[:0] = [str(TESTS / p) for p in ("", "replay", "eval", "eval/submission", "eval/explore")]
 
 from devtools import Chromium  # noqa: E402
-from explore_trees import description, make_run  # noqa: E402
+from evalruns import WordCounter  # noqa: E402
+from explore_trees import Submitter, hardware, write_review  # noqa: E402
 
+import traces  # noqa: E402
 from eval import gate_verdicts  # noqa: E402
 from eval.explore import build_explorer  # noqa: E402
 
-
-def concurrencies(n: int) -> list[int]:
-    """n distinct concurrencies from 1 up, log-spaced as a sweep's (1, 2, 3, … 512 for 32)."""
-    out: list[int] = []
-    k = 0
-    while len(out) < n:
-        c = max(len(out) + 1, round(2 ** (k * 9 / max(1, n - 1))))
-        if not out or c > out[-1]:
-            out.append(c)
-        k += 1
-    return out
+ENGINES = ("vllm 0.9.1", "sglang 0.5.2", "trt-llm 1.1")
+#: marks a --keep folder whose inputs are complete (a later run reuses them)
+MADE = ".inputs-made"
 
 
-def make_inputs(root: Path, systems: int, points: int) -> None:
-    templates = root / "templates"
-    cs = concurrencies(points)
-    for c in cs:
-        make_run(templates / f"c{c:04d}", c)
+def frontier_concurrencies(n: int, turns: int) -> list[int]:
+    """n concurrencies from 1 up that can all be on a frontier over `turns` client turns: the
+    smallest C of each number of rounds the C lanes need (ceil(turns / C)), evenly picked."""
+    candidates = sorted({math.ceil(turns / r) for r in range(1, turns + 1)})
+    if len(candidates) < n:
+        return []
+    return [candidates[round(k * (len(candidates) - 1) / max(1, n - 1))] for k in range(n)]
+
+
+def sample_shards(folder: Path, points: int) -> tuple[Path, list[int]]:
+    """The bundled sample with the fewest repeats whose client turns fit `points` frontier points."""
+    sample = Path(traces.__file__).parent / "data" / "sample.jsonl"
+    for repeats in range(1, 1000):
+        out = folder / f"sample-x{repeats}"
+        traces.build_shards(
+            [str(sample)], out, traces.BuildOptions(name="sample", repeats=repeats), counter=WordCounter()
+        )
+        cs = frontier_concurrencies(points, sum(len(inst.turns) for inst in traces.Shards(out)))
+        if cs:
+            return out, cs
+        shutil.rmtree(out)
+    raise SystemExit(f"--points {points}: too many for the sample's turns")
+
+
+def make_inputs(root: Path, systems: int, points: int, variants: int) -> None:
+    shards, cs = sample_shards(root / "shards", points)
+    (root / "measured").mkdir()
+    maker = Submitter(shards, root / "measured")
+    measured = []
+    for v in range(variants):
+        measured.append(maker.measure(cs, date="2026-01-01", speed=0.6 + 0.5 * v, engine_says=ENGINES[v % 3]))
+        print(f"  variant {v + 1} of {variants}: {len(cs)} points measured (C = {cs[0]} … {cs[-1]})", flush=True)
     for i in range(systems):
         tree = root / "submissions" / f"s{i:03d}"
-        submitter, system = f"vendor{i % 17:02d}", f"system{i:03d}"
-        throughput, per_user = 0.5 + (i * 37 % 100) / 40, 0.6 + (i * 53 % 100) / 60
-        results = tree / "closed" / submitter / "results" / system / "agentic"
-        manifest_points = []
-        for c in cs:
-            run = results / f"c{c:04d}" / "trajbench"
-            run.mkdir(parents=True)
-            shutil.copyfile(templates / f"c{c:04d}" / "run.json", run / "run.json")
-            shutil.copyfile(templates / f"c{c:04d}" / "report.txt", run / "report.txt")
-            summary = json.loads((templates / f"c{c:04d}" / "result_summary.json").read_text(encoding="utf-8"))
-            summary["trajbench"]["throughput"]["output_tokens_per_s"] *= throughput
-            summary["trajbench"]["interactivity"]["e2e_interactivity"] *= per_user
-            (run / "result_summary.json").write_text(json.dumps(summary), encoding="utf-8")
-            manifest_points.append({"scenario": run.parent.relative_to(tree).as_posix(), "concurrency": c})
-        manifest = {
-            "submitter": submitter,
-            "system": system,
-            "profile": "kimi-k3",
-            "submission_date": f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}",
-            "division": "closed",
-            "engine": ["vllm 0.9.1", "sglang 0.5.2", "trt-llm 1.1"][i % 3],
-            "swebench_mean": 0.7,
-            "points": manifest_points,
-        }
-        (tree / "trajbench-submission.json").write_text(json.dumps(manifest), encoding="utf-8")
-        desc = description(
-            accelerator_type=["H200", "B200", "MI355X", "TPU v6e"][i % 4],
-            accelerator_count=[1, 2, 4, 8][i % 4],
-            price_per_hour_usd=None if i % 5 == 0 else 4.0 * [1, 2, 4, 8][i % 4],
-            power_watts=None if i % 7 == 0 else 700.0 * [1, 2, 4, 8][i % 4],
+        count = [1, 2, 4, 8][i % 4]
+        maker.submit(
+            tree,
+            measured[i % variants],
+            submitter=f"vendor{i % 17:02d}",
+            system=f"system{i:03d}",
+            date=f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}",
+            trajbench=hardware(
+                accelerator_type=["H200", "B200", "MI355X", "TPU-v6e"][i % 4],
+                accelerator_count=count,
+                price_per_hour_usd=None if i % 5 == 0 else 4.0 * count,
+                power_watts=None if i % 7 == 0 else 700.0 * count,
+            ),
         )
-        (tree / "closed" / submitter / "systems").mkdir(parents=True)
-        (tree / "closed" / submitter / "systems" / f"{system}.json").write_text(json.dumps(desc), encoding="utf-8")
         if i % 3 == 0:
-            review = {"passed": i % 9 != 0, "checks": [{"point": "submission", "check": "all", "passed": i % 9 != 0}]}
-            (tree / "review.json").write_text(json.dumps(review), encoding="utf-8")
+            write_review(tree, [(None, "all", i % 9 != 0, "the bench's verdict")])
+        if (i + 1) % 10 == 0:
+            print(f"  {i + 1} of {systems} submissions written", flush=True)
+    (root / MADE).write_text(f"{systems} {points} {variants}\n", encoding="utf-8")
 
 
 def size_mb(folder: Path) -> float:
@@ -103,15 +111,25 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--systems", type=int, default=100)
     ap.add_argument("--points", type=int, default=32)
+    ap.add_argument("--variants", type=int, default=4, help="sets of measured points the systems share")
     ap.add_argument("--loads", type=int, default=5, help="fresh page loads to time")
     ap.add_argument("--keep", default=None, help="folder to keep the inputs and the site in (default: a temporary one)")
     args = ap.parse_args()
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-explore-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        t0 = time.perf_counter()
-        make_inputs(work / "in", args.systems, args.points)
-        print(f"inputs: {args.systems} systems × {args.points} points made in {time.perf_counter() - t0:.1f} s")
+        made = work / "in" / MADE
+        if made.is_file() and made.read_text(encoding="utf-8").split() == [
+            str(args.systems),
+            str(args.points),
+            str(args.variants),
+        ]:
+            print(f"inputs: {args.systems} systems × {args.points} points kept from an earlier run")
+        else:
+            shutil.rmtree(work / "in", ignore_errors=True)
+            t0 = time.perf_counter()
+            make_inputs(work / "in", args.systems, args.points, args.variants)
+            print(f"inputs: {args.systems} systems × {args.points} points made in {time.perf_counter() - t0:.1f} s")
 
         cpu0, t0 = os.times(), time.perf_counter()
         site = build_explorer([work / "in" / "submissions"], work / "site", gates_of=gate_verdicts)

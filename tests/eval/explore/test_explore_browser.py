@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from devtools import Chromium
-from explore_trees import description, make_submission, make_sweep, passing_review
+from explore_trees import Submitter, hardware, make_sweep, passing_review
 
 from eval.explore import build_explorer
 from replay import Gates, Slo
@@ -28,42 +28,40 @@ READY = "document.body.dataset.painted === '1'"
 
 def gates(run_dir: Path) -> Gates:
     """Official gates everywhere; rack4's point at C=4 fails inline accuracy."""
-    if "rack4" in run_dir.parts and "c0004" in run_dir.parts:
+    if "rack4" in run_dir.parts and "online-c0004" in run_dir.parts:
         return Gates(0.31, False, 400.0, True, "official", "official")
     return Gates(0.6, True, 420.0, True, "official", "official")
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def site(tmp_path_factory: pytest.TempPathFactory, trees: Submitter) -> Path:
     root = tmp_path_factory.mktemp("explore") / "in"
-    scenario = "closed/acme/results/box8/agentic/c{:04d}"
-    make_submission(
+    trees.submission(
         root / "acme",
-        description=description(),
-        review=passing_review(*(scenario.format(c) for c in (1, 2, 4, 8, 16, 32))),
-        engine={"name": "vllm", "version": "0.9.1"},
+        engine_says="vllm 0.9.1",
         concurrencies=(1, 2, 4, 8, 16, 32),
         slo=Slo(ttft_ms=2000.0),
     )
-    rack = description(accelerator_type="MI355X", accelerator_count=4, price_per_hour_usd=18.0, power_watts=None)
-    make_submission(
+    passing_review(root / "acme", 1, 2, 4, 8, 16, 32)
+    rack = hardware(accelerator_type="MI355X", accelerator_count=4, price_per_hour_usd=18.0, power_watts=None)
+    trees.submission(
         root / "beta-feb",
         submitter="beta",
         system="rack4",
-        description=rack,
+        trajbench=rack,
         concurrencies=(1, 4, 16, 64),
         speed=0.7,
-        engine="sglang 0.5",
+        engine_says="sglang 0.5",
     )
-    make_submission(
+    trees.submission(  # a month later: C=16 and C=64 again, faster
         root / "beta-mar",
         submitter="beta",
         system="rack4",
         date="2026-03-01",
-        description=rack,
-        concurrencies=(32, 64),
+        trajbench=rack,
+        concurrencies=(16, 64),
         speed=0.8,
-        engine="sglang 0.5",
+        engine_says="sglang 0.5",
     )
     make_sweep(root / "lab-sim", [1, 2, 4, 8], speed=1.3, target="simulated", target_evidence="embedded")
     build_explorer([root], root.parent / "site", gates_of=gates)
@@ -252,7 +250,9 @@ def test_a_click_opens_the_points_record_and_its_runs_report(page: Chromium, sit
     assert "beta / rack4 · C=16" in detail and "unknown" in detail and "Audits\tnot reviewed" in detail
     assert "closed/beta/systems/rack4.json: gives no power" in detail
     href = page.evaluate("document.getElementById('run-page').getAttribute('href')")
-    assert (site / href).read_text(encoding="utf-8") == "run at C=16\n"
+    run = next(p["run"] for p in data(site)["points"] if p["id"] == "beta-rack4.c16")
+    assert (site / href).read_bytes() == (Path(run) / "report.txt").read_bytes()
+    assert "beta-mar/closed/beta/results/rack4/kimi-k3/online-c0016/trajbench" in run  # March's C=16
     assert "point=beta-rack4.c16" in page.evaluate("location.hash")
 
 

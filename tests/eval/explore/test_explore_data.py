@@ -1,6 +1,7 @@
-"""The explorer's data: submission trees read through one loader, sweeps and run folders found by
-their files, every point's verdict (reviewed, failed, research, unknown), rolling submissions,
-the system fields that normalise, and the folder written whole and byte-identical."""
+"""The explorer's data: submission trees (written by the real `trajbench submit`) read through the
+submission room's typed files, sweeps and run folders found by their files, every point's
+verdict (reviewed, failed, research, unknown), rolling submissions, the system fields that
+normalise, and the folder written whole and byte-identical."""
 
 from __future__ import annotations
 
@@ -12,9 +13,19 @@ from typing import Any
 
 import pytest
 from clirun import trajbench
-from explore_trees import description, make_run, make_submission, make_sweep, passing_review
+from explore_trees import (
+    WHOLE,
+    Submitter,
+    hardware,
+    make_run,
+    make_sweep,
+    passing_review,
+    point_path,
+    write_review,
+)
 
-from eval import EvalError
+import traces
+from eval import EvalError, review
 from eval.explore import (
     ExploreData,
     ExplorePoint,
@@ -23,9 +34,10 @@ from eval.explore import (
     explore_data,
     load_submission,
 )
+from eval.submission import SubmissionManifest
 from replay import Gates, Slo
 
-SCENARIO = "closed/acme/results/box8/agentic/c{:04d}"
+RESULTS = "closed/acme/results/box8/kimi-k3"
 
 
 def data_of(site: Path) -> dict[str, Any]:
@@ -44,66 +56,116 @@ def official(run_dir: Path) -> Gates:
     return Gates(0.6, True, 420.0, True, "official", "official")
 
 
+def edit_json(path: Path, edit: Any) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    edit(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
 # ---------------------------------------------------------------- the submission loader
 
 
-def test_a_submission_tree_is_read_from_its_files(tmp_path: Path) -> None:
-    root = make_submission(
-        tmp_path / "sub",
-        description=description(),
-        review=passing_review(SCENARIO.format(1)),
-        engine={"name": "vllm", "version": "0.9.1"},
-    )
+def test_a_submission_tree_is_read_from_the_files_submit_wrote(trees: Submitter, tmp_path: Path) -> None:
+    root = trees.submission(tmp_path / "sub", engine_says="vllm 0.9.1")
+    passing_review(root, 1)
     sub = load_submission(root)
+    assert sub.manifest == SubmissionManifest.read(root)
     assert (sub.manifest.submitter, sub.manifest.system, sub.manifest.profile) == ("acme", "box8", "kimi-k3")
-    assert sub.manifest.engine_name() == "vllm 0.9.1"
-    assert [d.parent.name for d in sub.run_dirs] == ["c0001", "c0004", "c0016"]
-    assert sub.description is not None and sub.description.accelerators() == 8
+    assert sub.engines() == ["vllm 0.9.1"]  # run.json's engine identity, as the manifest copies it
+    assert [d.relative_to(root).as_posix() for d in sub.run_dirs] == [
+        f"{RESULTS}/online-c{c:04d}/trajbench" for c in (1, 4, 16)
+    ]
+    assert sub.description is not None and sub.description.hardware.accelerator_count == 8
     assert sub.description_file == "closed/acme/systems/box8.json"
-    assert sub.seal_of(sub.run_dirs[1]) == f"sha256:{4:064x}"
-    # a check naming the scenario applies to its point only; one naming no run folder to all
-    assert [c.check for c in sub.checks_of(sub.run_dirs[0])] == ["cache exploit audit", "swebench"]
+    assert sub.seal_of(sub.run_dirs[1]) == traces.sha256_file(sub.run_dirs[1] / "seal.json")
+    # a check naming the point's scenario folder is its own; one naming no point is everyone's
+    assert [c.check for c in sub.checks_of(sub.run_dirs[0])] == ["cache-exploit", "swebench"]
     assert [c.check for c in sub.checks_of(sub.run_dirs[1])] == ["swebench"]
-
-
-def test_the_checker_fields_alone_give_the_accelerators(tmp_path: Path) -> None:
-    """A description with only the checker's fields: nodes × accelerators per node, the
-    scaffold's TODO placeholders read as not given, no price or power."""
-    desc = {"accelerator_model_name": "TODO: model", "accelerators_per_node": "4", "number_of_nodes": "2"}
-    root = make_submission(tmp_path / "sub", description=desc)
-    d = load_submission(root).description
-    assert d is not None and d.accelerators() == 8 and d.accelerator() is None
-    data = explore_data(discover([root]), official).data
-    (system,) = data.systems
-    assert (system.accelerators, system.accelerator, system.price_per_hour, system.power_watts) == (8, None, None, None)
-    assert system.description == (
-        "closed/acme/systems/box8.json: gives no accelerator type, no price per hour, no power"
+    (system,) = explore_data(discover([root]), official).data.systems
+    assert (system.engine, system.swebench_mean, system.division, system.review) == (
+        "vllm 0.9.1",
+        pytest.approx(0.71),
+        "closed",
+        "passed",
     )
 
 
-def test_a_broken_submission_file_names_the_file_and_the_field(tmp_path: Path) -> None:
-    root = make_submission(tmp_path / "sub", description=description(price_per_hour_usd="cheap"))
-    with pytest.raises(EvalError, match=r"systems/box8\.json: price_per_hour_usd: expected a number"):
+def test_a_description_without_price_or_power_and_a_missing_one(trees: Submitter, tmp_path: Path) -> None:
+    """price and power not disclosed (null): the system is not drawn per dollar or per watt, and
+    the explorer says so; with no engine identity the engine is the description's framework."""
+    root = trees.submission(tmp_path / "sub", trajbench=hardware(price_per_hour_usd=None, power_watts=None))
+    (system,) = explore_data(discover([root]), official).data.systems
+    assert (system.accelerators, system.accelerator, system.price_per_hour, system.power_watts) == (
+        8,
+        "H200",
+        None,
+        None,
+    )
+    assert system.description == "closed/acme/systems/box8.json: gives no price per hour, no power"
+    assert system.engine == "vLLM 0.32.0"
+    (root / "closed/acme/systems/box8.json").unlink()
+    (system,) = explore_data(discover([root]), official).data.systems
+    assert (system.accelerators, system.engine) == (None, None)
+    assert system.description == "no system description (closed/acme/systems/box8.json is missing)"
+
+
+def test_a_broken_submission_file_names_the_file_and_the_field(trees: Submitter, tmp_path: Path) -> None:
+    built = trees.submission(tmp_path / "built", concurrencies=(1, 4))
+    passing_review(built)
+
+    def broken(name: str) -> Path:
+        return Path(shutil.copytree(built, tmp_path / name))
+
+    root = broken("price")
+    edit_json(root / "closed/acme/systems/box8.json", lambda d: d["trajbench"].update(price_per_hour_usd="cheap"))
+    with pytest.raises(EvalError, match=r"systems/box8\.json: trajbench: price_per_hour_usd: expected a number"):
         load_submission(root)
+    root = broken("manifest")
     (root / "trajbench-submission.json").write_text("{not json", encoding="utf-8")
-    with pytest.raises(EvalError, match=r"trajbench-submission\.json: not valid JSON"):
+    with pytest.raises(EvalError, match=r"trajbench-submission\.json: not readable JSON"):
         load_submission(root)
+    root = broken("field")
+    edit_json(root / "trajbench-submission.json", lambda d: d["points"][1].update(concurrency="four"))
+    with pytest.raises(EvalError, match=r"trajbench-submission\.json: points\[1\]\.concurrency: expected"):
+        load_submission(root)
+    root = broken("elsewhere")  # a manifest naming a folder outside the layout could lead out of the tree
+    edit_json(root / "trajbench-submission.json", lambda d: d["points"][0].update(run="../../elsewhere"))
+    with pytest.raises(
+        EvalError,
+        match=r"points\[0\]\.run: '\.\./\.\./elsewhere' is not where the layout puts the point at concurrency 1",
+    ):
+        load_submission(root)
+    root = broken("engine")
+    edit_json(root / "trajbench-submission.json", lambda d: d["points"][0].update(engine={"engine": "vllm"}))
+    with pytest.raises(EvalError, match=r"points\[0\]\.engine: the field 'models' is missing"):
+        load_submission(root)
+    root = broken("review")
+    edit_json(root / "review.json", lambda d: d.update(passed="yes"))
+    with pytest.raises(EvalError, match=r"review\.json: passed: expected"):
+        load_submission(root)
+    root = broken("other-review")  # a review of another submission never vouches for this one
+    edit_json(root / "review.json", lambda d: d.update(submission_date="2025-12-01"))
+    with pytest.raises(EvalError, match=r"review\.json: submission_date: '2025-12-01', but the submission's is"):
+        load_submission(root)
+    res = trajbench("explore", str(tmp_path / "review"), "--out", str(tmp_path / "site"))
+    assert res.code == 1 and "Traceback" not in res.err and "review.json: passed: expected" in res.err
 
 
-def test_a_submission_without_a_run_folder_is_refused(tmp_path: Path) -> None:
-    root = make_submission(tmp_path / "sub")
-    for run in load_submission(root).run_dirs:
-        shutil.rmtree(run)
-    with pytest.raises(EvalError, match="no finished run folder"):
+def test_a_point_whose_run_folder_is_gone_is_refused(trees: Submitter, tmp_path: Path) -> None:
+    root = trees.submission(tmp_path / "sub")
+    shutil.rmtree(load_submission(root).run_dirs[1])
+    with pytest.raises(
+        EvalError, match=rf"points\[1\]\.run: {RESULTS}/online-c0004/trajbench is not a finished run folder"
+    ):
         load_submission(root)
 
 
 # ---------------------------------------------------------------- finding the inputs
 
 
-def test_one_folder_holding_every_kind_of_input(tmp_path: Path) -> None:
+def test_one_folder_holding_every_kind_of_input(trees: Submitter, tmp_path: Path) -> None:
     inputs = tmp_path / "results"
-    make_submission(inputs / "acme-2026-02", description=description())
+    trees.submission(inputs / "acme-2026-02")
     make_sweep(inputs / "lab" / "sweepA", [1, 2])
     make_run(inputs / "lab" / "one-run", 8)
     sources = discover([inputs])
@@ -142,22 +204,12 @@ def test_two_folders_of_one_name_must_be_labelled(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- verdicts
 
 
-def test_every_verdict(tmp_path: Path) -> None:
+def test_every_verdict(trees: Submitter, tmp_path: Path) -> None:
     inputs = tmp_path / "in"
-    make_submission(inputs / "reviewed", review=passing_review(), concurrencies=(1, 4))
-    failing = {
-        "passed": False,
-        "checks": [
-            {
-                "point": "closed/beta/results/rack/agentic/c0004",
-                "check": "cache exploit",
-                "passed": False,
-                "reason": "x",
-            }
-        ],
-    }
-    make_submission(inputs / "failed", submitter="beta", system="rack", review=failing, concurrencies=(1, 4))
-    make_submission(inputs / "unreviewed", submitter="gamma", system="solo", concurrencies=(1,))
+    passing_review(trees.submission(inputs / "reviewed", concurrencies=(1, 4)))
+    failed = trees.submission(inputs / "failed", submitter="beta", system="rack", concurrencies=(1, 4))
+    write_review(failed, [(4, "cache-exploit", False, "x"), (None, "swebench", True, "mean 71.0%")])
+    trees.submission(inputs / "unreviewed", submitter="gamma", system="solo", concurrencies=(1,))
     make_sweep(inputs / "sim", [1], target="simulated", target_evidence="embedded")
     make_sweep(inputs / "userprof", [1], profile_built_in=False)
     make_sweep(inputs / "dataset-gates", [1, 2])
@@ -183,13 +235,27 @@ def test_every_verdict(tmp_path: Path) -> None:
         "dataset-gates.c1": ("research", True),
         "dataset-gates.c2": ("research", True),
     }
-    assert pts["beta-rack.c4"].reasons == ["review: cache exploit: x"]
+    assert pts["beta-rack.c4"].reasons == ["review: cache-exploit: x"]
     assert pts["beta-rack.c1"].reasons == ["review: the submission failed its review (failed/review.json)"]
     assert pts["gamma-solo.c1"].reasons == ["inline accuracy 0.2 is below the bar"]
     assert "simulator" in pts["sim.c1"].reasons[0]
     assert pts["userprof.c1"].reasons == ["user profile kimi-k3: its gates are its author's, not the benchmark's"]
     assert pts["dataset-gates.c1"].reasons == ["research gates: dataset-derived — not an official result"]
     assert [a.check for a in pts["acme-box8.c1"].audits] == ["swebench"]
+
+
+def test_the_real_reviews_verdict_is_the_explorers(trees: Submitter, tmp_path: Path, sample_shards: Path) -> None:
+    """review.json as `trajbench review` writes it: each point's verdict follows the review's, and
+    its audits are the review's checks of its scenario folder, then the submission's."""
+    root = trees.submission(tmp_path / "in" / "sub", concurrencies=(1, 4))
+    report = review(root, shards=sample_shards, expected_hash=traces.Shards(sample_shards).content_hash).report
+    assert report.total > 0 and {c.point for c in report.checks} >= {WHOLE, point_path(root, 1), point_path(root, 4)}
+    pts = points_of(explore_data(discover([tmp_path / "in"]), official).data)
+    for c in (1, 4):
+        p = pts[f"acme-box8.c{c}"]
+        mine = [x for x in report.checks if x.point in (point_path(root, c), WHOLE)]
+        assert [(a.check, a.passed, a.reason) for a in p.audits] == [(x.check, x.passed, x.reason) for x in mine]
+        assert p.verdict == ("reviewed" if report.passed else "failed"), report.failures()
 
 
 def test_a_point_with_no_review_and_no_gate_is_unknown(tmp_path: Path) -> None:
@@ -201,9 +267,9 @@ def test_a_point_with_no_review_and_no_gate_is_unknown(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- history, fields
 
 
-def test_a_rolling_submission_keeps_the_latest_run_and_marks_the_replaced(tmp_path: Path) -> None:
-    make_submission(tmp_path / "in" / "jan", date="2026-01-10", concurrencies=(1, 4), speed=1.0)
-    make_submission(tmp_path / "in" / "mar", date="2026-03-10", concurrencies=(4, 16), speed=1.5)
+def test_a_rolling_submission_keeps_the_latest_run_and_marks_the_replaced(trees: Submitter, tmp_path: Path) -> None:
+    trees.submission(tmp_path / "in" / "jan", date="2026-01-10", concurrencies=(1, 4), speed=1.0)
+    trees.submission(tmp_path / "in" / "mar", date="2026-03-10", concurrencies=(4, 16), speed=1.5)
     data = explore_data(discover([tmp_path / "in"]), official).data
     (system,) = data.systems
     assert system.date == "2026-03-10" and system.sources == [
@@ -215,12 +281,13 @@ def test_a_rolling_submission_keeps_the_latest_run_and_marks_the_replaced(tmp_pa
     assert (pts["acme-box8.c4"].added, pts["acme-box8.c4"].current) == ("2026-03-10", True)
     old = pts["acme-box8.c4.r1"]
     assert (old.added, old.current, old.replaced_by) == ("2026-01-10", False, "acme-box8.c4")
-    assert old.run.endswith("jan/closed/acme/results/box8/agentic/c0004/trajbench")
+    assert old.run.endswith(f"jan/{RESULTS}/online-c0004/trajbench")
+    assert pts["acme-box8.c4"].throughput_tps == pytest.approx(1.5 * old.throughput_tps)
 
 
-def test_normalising_figures_and_goodput_slos(tmp_path: Path) -> None:
+def test_normalising_figures_and_goodput_slos(trees: Submitter, tmp_path: Path) -> None:
     slo = Slo(ttft_ms=2000.0, tpot_ms=None, session_s=60.0)
-    make_submission(tmp_path / "in", description=description(), concurrencies=(1,), slo=slo, engine="sglang 0.5")
+    trees.submission(tmp_path / "in", concurrencies=(1,), slo=slo, engine_says="sglang 0.5")
     data = explore_data(discover([tmp_path / "in"]), official).data
     (s,) = data.systems
     assert (s.accelerator, s.accelerators, s.price_per_hour, s.power_watts, s.engine) == (
@@ -248,9 +315,9 @@ def test_a_sweep_has_no_description_and_says_so(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def inputs(tmp_path: Path) -> Path:
+def inputs(trees: Submitter, tmp_path: Path) -> Path:
     root = tmp_path / "in"
-    make_submission(root / "sub", description=description(), review=passing_review(SCENARIO.format(1)))
+    passing_review(trees.submission(root / "sub"), 1)
     make_sweep(root / "sweeps" / "lab", [1, 2, 4])
     return root
 
@@ -274,7 +341,7 @@ def test_the_folder_is_self_contained_and_the_same_bytes_every_time(inputs: Path
     data = data_of(tmp_path / "one")
     assert [s["id"] for s in data["systems"]] == ["acme-box8", "sweeps-lab"]
     for p in data["points"]:  # each run's own report travels with the site
-        assert p["page"] in files and files[p["page"]].startswith(b"run at C=")
+        assert files[p["page"]] == (Path(p["run"]) / "report.txt").read_bytes()
 
 
 def test_a_rebuild_replaces_an_explorer_and_nothing_else(inputs: Path, tmp_path: Path) -> None:
