@@ -145,7 +145,6 @@ __all__ = [
     "iter_json_objects",
     "iter_lines",
     "iter_prompts",
-    "lazy_getattr",
     "logical_id",
     "make_dir",
     "make_salt",
