@@ -1670,7 +1670,7 @@ def review_cmd(
 
 # ---------------------------------------------------------------- explore
 @cli.command("explore")
-@example("trajbench explore sweep/ --label mine=runs/c8,runs/c64 --out site")
+@example("trajbench explore --label mysystem=sweep,runs/c8 --out site")
 @click.argument("dirs", nargs=-1, type=click.Path(exists=True, file_okay=False))
 @click.option(
     "--out",
@@ -1774,7 +1774,10 @@ def analyze_cache(
 
 # ---------------------------------------------------------------- audit
 @cli.command("audit")
-@example("trajbench audit sweep --swebench swe1 --swebench swe2 --swebench swe3 --swebench swe4")
+@example(
+    "trajbench audit sweep --swebench swe1 --swebench swe2 --swebench swe3 --swebench swe4",
+    needs="a sweep against a real server and four SWE-bench runs (docs/audits.md)",
+)
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option(
     "--swebench",

@@ -9,6 +9,7 @@ skip without it.
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +20,12 @@ from hypothesis import settings
 # machine would trip at random (speed figures live in tests/bench/).
 settings.register_profile("trajbench", deadline=None)
 settings.load_profile("trajbench")
+
+# A test run started in the background by a script (`pytest &`) ignores SIGINT, and so would every
+# command it starts (an ignored signal stays ignored across exec): the Ctrl-C tests would see their
+# commands finish. A handler, unlike an ignore, is reset to the default in each child.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT.parent / "shared" / "fixtures"

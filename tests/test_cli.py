@@ -213,14 +213,18 @@ def test_the_listings_fit_80_columns(
     tmp_path: Path, sample_shards: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`profiles`, `eval check` and report.txt read on an 80-column terminal; counts have separators."""
-    from evalruns import perfect, write_run
+    from evalruns import official_run
+
+    from eval import osl_gate, score_run
 
     code, out, _ = run(["profiles"], capsys)
     assert code == 0 and max(map(len, out.splitlines())) <= 80 and "355-434 output tokens per turn" in out
-    write_run(tmp_path / "c4", sample_shards, answer=perfect, tokens=lambda row: 430)
+    judged = official_run(tmp_path / "c4", sample_shards)
+    score_run(judged)
+    osl_gate(judged)
     monkeypatch.chdir(tmp_path)
     code, out, err = run(["eval", "check", "c4"], capsys)
     assert code == 1 and max(map(len, out.splitlines())) <= 80
     lines = out.splitlines()
-    assert lines[0] == "c4: 1 of 11 checks failed" and lines[1].startswith("  FAIL  dataset ")  # failures first
-    assert "submission: 1 of 1 checks failed" in out and err.startswith("Error: 2 of 12 compliance checks failed")
+    assert lines[0] == "c4: 1 of 19 checks failed" and lines[1].startswith("  FAIL  dataset ")  # failures first
+    assert "submission: 1 of 2 checks failed" in out and err.startswith("Error: 2 of 21 compliance checks failed")

@@ -36,6 +36,7 @@ NOT_HERE = {
     "profiles derive": "official-shaped reference runs on a real server",
     "submit": "points passing the official gates on a real server",
     "review": "two submission trees",
+    "audit": "a sweep against a real server and four SWE-bench runs",
 }
 #: The order the examples run in (each may use what the earlier ones wrote).
 ORDER = [
@@ -58,6 +59,7 @@ ORDER = [
     "analyze cache",
     "replay sweep",
     "report",
+    "explore",
     "replay calibrate",
     "demo",
 ]

@@ -250,8 +250,9 @@ def test_a_run_seals_its_folder_and_lets_go_of_its_lock(sample_shards: Path, tmp
         run(sample_shards, out, srv.base_url, num_trajectories=1, inject_delays=False)
     seal = read_seal(out)
     assert seal is not None and verify_seal(out).intact
-    assert sorted(seal.files) == sorted(p.name for p in out.iterdir() if p.name != SEAL_FILE)
-    assert {"run.json", "records.jsonl.zst", "result_summary.json", "report.txt"} <= set(seal.files)
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and p.name != SEAL_FILE)
+    assert sorted(seal.files) == written
+    assert {"run.json", "records.jsonl.zst", "performance/result_summary.json", "report.txt"} <= set(seal.files)
     assert not (out / LOCK_FILE).exists()
 
 

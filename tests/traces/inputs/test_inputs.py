@@ -297,12 +297,14 @@ def test_binary_inputs_are_named_for_what_they_are(name: str, tmp_path: Path) ->
 
 
 def test_the_parquet_that_used_to_be_bad_utf8(tmp_path: Path) -> None:
-    """A Parquet file given to --format workflow is read as records, not reported as bad text."""
+    """A Parquet file given to --format workflow is read as records, not reported as bad text;
+    its columns are those of another format, which the error names."""
     src = tmp_path / "flat.parquet"
     pq.write_table(pa.Table.from_pylist(_rows()), src)
     _, _, errors = validate_sources([str(src)], "workflow")
     assert errors and all("UTF-8" not in str(e) for e in errors)
-    assert str(errors[0]).startswith(f"{src}:1 (conversation_id): conversation_id must look like sim_NNN")
+    assert str(errors[0]).startswith(f"{src}: not --format workflow")
+    assert str(errors[0]).endswith("pass --format mlperf-jsonl")
 
 
 # ---------------------------------------------------------------- shard commands given an input

@@ -116,9 +116,7 @@ def test_a_signalled_build_leaves_nothing_behind(
     bigger: Path, tmp_path: Path, sig: signal.Signals, code: int, said: str
 ) -> None:
     out = tmp_path / "shards"
-    done = interrupt_when(
-        ["traces", "build", str(bigger), "--out", str(out)], lambda: bool(_leftovers(tmp_path)), sig, settle=0.3
-    )
+    done = interrupt_when(["traces", "build", str(bigger), "--out", str(out)], lambda: bool(_leftovers(tmp_path)), sig)
     assert done.code == code, done.err
     assert done.err.strip().splitlines()[-1] == said and "Traceback" not in done.err
     assert not out.exists()
