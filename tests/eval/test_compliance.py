@@ -103,6 +103,7 @@ def test_a_model_with_other_answers_and_wrong_settings_fails_with_reasons(tmp_pa
         request_params=params,
         target="simulated",
         target_evidence="GET /health says simulated",
+        engine=None,
     )
     score_run(run, gates="dataset")  # judged by research gates: never an official point
     checks = check_submission([run], swebench=swebench_dirs(tmp_path, [0.9] * 4))
