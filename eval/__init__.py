@@ -33,7 +33,7 @@ from .review import ReviewResult, review
 from .rundir import partial_run
 from .submit import SubmitResult, submit
 from .verdicts import gate_verdicts
-from .verification import BudgetUse, Completeness, verify_run_dir
+from .verification import BudgetUse, Completeness
 
 __all__ = [
     "DEFAULT_INLINE_FRACTION",
@@ -72,5 +72,4 @@ __all__ = [
     "score_run",
     "shard_plan",
     "submit",
-    "verify_run_dir",
 ]

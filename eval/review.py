@@ -4,8 +4,9 @@ Nothing the tree states is taken as given. For every point, the checks of `trajb
 on its run folder (the seal, a complete run within its failure budget, every stored number
 recomputed from the records, the official dataset hash, the gates, the target, the settings,
 the audits, SWE-bench), and on top what only a tree has: the checker's copies of
-result_summary.json and the manifest's numbers recomputed from the records, the reference files
-made again from the run folder, the self-check of the MLPerf checker's fields. For the tree: every file the manifest lists is there with its bytes and
+result_summary.json (byte copies of the run's) and the manifest's numbers recomputed from the
+records, the reference files made again from the run folder, the self-check of the MLPerf
+checker's fields. For the tree: every file the manifest lists is there with its bytes and
 nothing else is, the folders are where the manifest says. For a rolling submission
 (`--previous`): points added and removed are listed, and any changed number of a point already
 published fails. The verdict is written as review.json and review.md; any failure is a failed
@@ -28,7 +29,7 @@ from .errors import EvalError
 from .inline import score
 from .results import OslResult, Scores
 from .rules import default_rules
-from .rundir import open_run, partial_run
+from .rundir import open_run
 from .submission import (
     DIVISIONS,
     NOT_SUBMITTED,
@@ -36,7 +37,6 @@ from .submission import (
     REVIEW_MD,
     SEAL_FILE,
     Changes,
-    Difference,
     FileEntry,
     PointEntry,
     Recomputed,
@@ -63,8 +63,6 @@ from .submission import (
     run_summary_file,
     scenario_name,
     seeds_of,
-    shown,
-    summary_differences,
 )
 from .swebench import SwebenchError, swebench_mean
 
@@ -166,48 +164,47 @@ def _point(
     here = p.path
     try:
         fresh = recompute(sc.run)
-    except EvalError as exc:
-        checks.add(here, "copies", False, f"cannot read the run folder: {exc}")
+        scores = Scores.read(sc.run)
+        osl = OslResult.read(sc.run)
+        inline = score(open_run(sc.run, shards), default_rules()).score
+    except (EvalError, traces.ContractError) as exc:
+        checks.add(here, "run-folder", False, f"{exc}; the point cannot be reviewed")
         return
-    differences: list[Difference] = []
+    # the run's own summary is verified by the compliance lines (seal, recomputed): each checker's
+    # copy must be that file, byte for byte
     stored_file = run_summary_file(sc.run)
     try:
         stored_bytes = stored_file.read_bytes()
     except OSError:
         stored_bytes = b""  # the compliance check's `recomputed` line names the missing file
+    problems = []
     for copy in (sc.summary, sc.run1_summary):
         try:
-            data = copy.read_bytes()
+            same = copy.read_bytes() == stored_bytes
         except OSError:
-            differences.append(Difference(tree.rel(copy), "(file)", "missing", "a copy of the run's summary"))
+            problems.append(f"{tree.rel(copy)}: missing")
             continue
-        try:
-            differences += summary_differences(json.loads(data), fresh.summary, tree.rel(copy))
-        except ValueError as exc:
-            differences.append(Difference(tree.rel(copy), "(file)", f"not JSON ({exc})", "a summary"))
-    try:
-        scores = Scores.read(sc.run)
-        osl = OslResult.read(sc.run)
-    except traces.ContractError as exc:
-        checks.add(here, "copies", False, f"{exc}; the point was not judged")
-        return
-    try:
-        inline = score(open_run(sc.run, shards), default_rules()).score
-    except EvalError as exc:
-        checks.add(here, "copies", False, f"inline accuracy cannot be recomputed: {exc}")
-        return
-    fresh_headline = headline(fresh, inline, osl.window.mean)
-    differences += headline_differences(
-        p.headline, fresh_headline, tree.rel(tree.manifest), f"points[c{p.concurrency}].headline"
+        if not same:
+            problems.append(f"{tree.rel(copy)}: not a byte copy of {tree.rel(stored_file)}")
+    differences = headline_differences(
+        p.headline,
+        headline(fresh, inline, osl.window.mean),
+        tree.rel(tree.manifest),
+        f"points[c{p.concurrency}].headline",
     )
+    problems += [d.text() for d in differences[:SHOWN_FILES]]
+    if len(differences) > SHOWN_FILES:
+        problems.append(f"and {len(differences) - SHOWN_FILES} more")
     checks.add(
         here,
         "copies",
-        not differences,
-        shown(differences)
-        or "the checker's copies of result_summary.json and the manifest's numbers are what the records give",
+        not problems,
+        "; ".join(problems)
+        or "the checker's copies of result_summary.json are the run's, and the manifest's numbers are what the "
+        "records give",
     )
-    _reference_files(checks, tree, p, fresh, stored_bytes, scores.score, partial_run(sc.run) is None)
+    # submit writes the accuracy file of a complete run: the compliance lines judge completeness
+    _reference_files(checks, tree, p, fresh, stored_bytes, scores.score, True)
     findings = check_scenario(tree, sc, null_keys(fresh.summary))
     failed = [f.text() for f in findings if not f.passed]
     notes = accepted(findings)
@@ -455,7 +452,8 @@ def review(
                 )
             if previous is not None:
                 changes = _previous(checks, Path(previous), manifest)
-    report = report_of(manifest, _ordered(checks.items), changes)
+    digest = traces.sha256_file(root / SubmissionManifest.FILE) if manifest is not None else ""
+    report = report_of(manifest, _ordered(checks.items), changes, digest)
     traces.make_dir(out_dir, option="--out", error=EvalError)
     json_path = report.write(out_dir)
     md_path = out_dir / REVIEW_MD

@@ -25,6 +25,7 @@ import replay
 import traces
 
 from .errors import EvalError
+from .recompute import recompute_dir
 from .results import OslResult, Scores
 from .rundir import partial_run
 from .submission import (
@@ -62,9 +63,7 @@ from .submission import (
     scenario_name,
     scenario_readme,
     seeds_of,
-    shown,
     src_readme,
-    summary_differences,
 )
 from .swebench import SwebenchError, swebench_mean
 from .verdicts import gate_verdicts
@@ -176,24 +175,21 @@ class _Built:
 
 def _write_point(tree: Tree, p: replay.Point, measurements: Measurements, *, system: str, benchmark: str) -> _Built:
     sc = tree.scenario(scenario_name(p.concurrency))
-    copy_folder(Path(p.run_dir), sc.run)
-    fresh = recompute(sc.run)
-    summary_bytes = run_summary_file(sc.run).read_bytes()
-    try:
-        stored = json.loads(summary_bytes)
-    except ValueError as exc:
-        raise EvalError(f"{run_summary_file(Path(p.run_dir))}: not readable JSON ({exc}); rerun the point") from None
-    differences = summary_differences(stored, fresh.summary, str(run_summary_file(Path(p.run_dir))))
-    if differences:
-        raise EvalError(
-            f"{p.run_dir}: its result_summary.json is not what its records give ({shown(differences)}); "
-            "a run folder edited after the run cannot be submitted: rerun the point"
-        )
-    seal = replay.verify_seal(sc.run)
+    # the run folder as the run left it (its seal), and every number in it what its records give
+    seal = replay.verify_seal(p.run_dir)
     if not seal.intact:
         raise EvalError(
             f"{p.run_dir}: {seal.reason()}; a run folder edited after the run cannot be submitted: rerun the point"
         )
+    numbers = recompute_dir(p.run_dir)
+    if not numbers.ok:
+        raise EvalError(
+            f"{p.run_dir}: {numbers.reason()}; a run folder edited after the run cannot be submitted: rerun the point"
+        )
+    copy_folder(Path(p.run_dir), sc.run)
+    fresh = recompute(sc.run)
+    summary_bytes = run_summary_file(sc.run).read_bytes()
+    stored = json.loads(summary_bytes)
     scores, osl = Scores.read(sc.run), OslResult.read(sc.run)
     h = headline(fresh, scores.score, osl.window.mean)
     for path in (sc.summary, sc.run1_summary):

@@ -12,23 +12,22 @@ never taken on trust.
   server's usage cross-checked against that count (`replay.cross_check`).
 
 Each typed result (`SealCheck`, `Completeness`, `BudgetUse`, `UsageCheck`, `Recomputation`) is
-also what a review of the folder reuses; `verification_checks` turns them into `Check` lines
-that name the file and the number.
+a verdict of its own; `verification_checks` turns them into `Check` lines that name the file and
+the number (`trajbench review` gets them through `eval check`'s compliance lines).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from replay import SUMMARY_FILE, RunOutcome, UsageCheck, cross_check, records_path, verify_seal
 
 from .checks import Check
-from .plan import ShardPlan, shard_plan
+from .plan import ShardPlan
 from .recompute import recompute
 from .results import OslResult, Scores
-from .rundir import Run, open_run
+from .rundir import Run
 
 #: Instances and turn numbers a `complete` line names before it says "and N more".
 _SHOW = 4
@@ -246,9 +245,3 @@ def verification_checks(
     out.append(Check(point, "failure-budget", budget.within, budget.reason(records)))
     out.append(client_tokens_check(run, point))
     return out
-
-
-def verify_run_dir(run_dir: str | Path) -> list[Check]:
-    """`verification_checks` of a run folder by its path (its own shards), for a review."""
-    run = open_run(run_dir)
-    return verification_checks(run, str(run_dir), shard_plan(run.shards))

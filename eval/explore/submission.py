@@ -191,6 +191,12 @@ def _review(root: Path, m: SubmissionManifest) -> ReviewReport | None:
                 f"{root / REVIEW_FILE}: {key}: {theirs!r}, but the submission's is {mine!r}: a review of another "
                 "submission; review this tree with `trajbench review`"
             )
+    now = traces.sha256_file(root / SUBMISSION_FILE)
+    if report.manifest_sha256 != now:
+        raise EvalError(
+            f"{root / REVIEW_FILE}: reviewed {SUBMISSION_FILE} with sha256 {report.manifest_sha256[:16] or '(none)'}…, "
+            f"now {now[:16]}…: the tree changed after its review; review it again with `trajbench review`"
+        )
     return report
 
 

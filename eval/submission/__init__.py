@@ -31,8 +31,6 @@ from .recompute import (
     headline_differences,
     null_keys,
     recompute,
-    shown,
-    summary_differences,
 )
 from .refshape import AccuracyEntry, AccuracyResults, RefConfig, accuracy_results, reference_config, seeds_of
 from .selfcheck import Finding, accepted, check_scenario, check_submitter
@@ -93,7 +91,5 @@ __all__ = [
     "scenario_name",
     "scenario_readme",
     "seeds_of",
-    "shown",
     "src_readme",
-    "summary_differences",
 ]

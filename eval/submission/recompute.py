@@ -1,14 +1,12 @@
-"""A point's numbers recomputed from its raw records, never read from a summary: the reference
-keys of result_summary.json and trajbench's section, with the run's own function
-(`replay.build_summary`, the one `replay run` wrote the file with), so a stored number and its
-recomputation differ only when a file was edited. Each difference names the file, the key, the
-stored and the recomputed value.
+"""A point's published numbers (its manifest headline) recomputed from its raw records, never
+read from a summary, with the run's own function (`replay.build_summary`, the one `replay run`
+wrote the file with). Each difference names the file, the key, the stored and the recomputed
+value. (The run folder's own files are recomputed by `eval.recompute`, the compliance check's.)
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -20,40 +18,6 @@ from replay import Record, ResultSummary, RunInfo
 from ..errors import EvalError
 from .manifest import Headline
 
-#: The reference's keys of result_summary.json that are numbers of the records.
-REFERENCE_KEYS = (
-    "n_samples_issued",
-    "n_samples_completed",
-    "n_samples_failed",
-    "duration_ns",
-    "ttft",
-    "tpot",
-    "latency",
-    "output_sequence_lengths",
-    "input_sequence_lengths",
-    "qps",
-    "tps",
-    "finish_reason_counts",
-)
-#: trajbench's keys that are numbers of the records alone (the window's close, the connections,
-#: the interrupt flags and goodput also need what the run knew while it ran).
-OWN_KEYS = (
-    "turns",
-    "throughput",
-    "interactivity",
-    "ttft",
-    "tpot",
-    "latency",
-    "itl",
-    "input_sequence_lengths",
-    "output_sequence_lengths",
-    "tokens",
-    "cached_tokens",
-    "per_trajectory",
-    "finish_reasons",
-    "errors_by_kind",
-    "all_turns",
-)
 #: Numbers written to JSON and read back agree to the last bit; this only absorbs a float
 #: printed by another writer with fewer digits.
 REL_TOL = 1e-9
@@ -108,39 +72,6 @@ def _close(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _diff(stored: Any, fresh: Any, key: str, file: str, out: list[Difference]) -> None:
-    if isinstance(stored, Mapping) and isinstance(fresh, Mapping):
-        for k in sorted(set(stored) | set(fresh), key=str):
-            sub = f"{key}.{k}" if key else str(k)
-            if k not in stored:
-                out.append(Difference(file, sub, "missing", fresh[k]))
-            elif k not in fresh:
-                out.append(Difference(file, sub, stored[k], "missing"))
-            else:
-                _diff(stored[k], fresh[k], sub, file, out)
-    elif isinstance(stored, list) and isinstance(fresh, list) and len(stored) == len(fresh):
-        for k, (a, b) in enumerate(zip(stored, fresh, strict=True)):
-            _diff(a, b, f"{key}[{k}]", file, out)
-    elif not _close(stored, fresh):
-        out.append(Difference(file, key, stored, fresh))
-
-
-def summary_differences(stored: Any, fresh: ResultSummary, file: str) -> list[Difference]:
-    """The keys of a stored result_summary.json (parsed) whose values are not the recomputed ones."""
-    if not isinstance(stored, Mapping):
-        return [Difference(file, "(file)", "not a JSON object", "a result summary")]
-    out: list[Difference] = []
-    recomputed = fresh.to_json()
-    for key in REFERENCE_KEYS:
-        _diff(stored.get(key, "missing"), recomputed[key], key, file, out)
-    ours = stored.get("trajbench")
-    mine = recomputed["trajbench"]
-    for key in OWN_KEYS:
-        value = ours.get(key, "missing") if isinstance(ours, Mapping) else "missing"
-        _diff(value, mine[key], f"trajbench.{key}", file, out)
-    return out
-
-
 def _ms(ns: float | None) -> float | None:
     return None if ns is None else ns / 1e6
 
@@ -193,10 +124,3 @@ def null_keys(fresh: ResultSummary) -> frozenset[str]:
             if v is None:
                 out.add(f"{metric}.early_stopping_percentiles.{p}")
     return frozenset(out)
-
-
-def shown(differences: Sequence[Difference], limit: int = 6) -> str:
-    """The first differences, one clause each, and how many more."""
-    head = "; ".join(d.text() for d in differences[:limit])
-    more = len(differences) - limit
-    return head + (f"; and {more} more" if more > 0 else "")

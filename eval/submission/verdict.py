@@ -66,13 +66,20 @@ class ReviewReport(traces.JsonFile):
     submission_date: str
     checks: list[ReviewCheck]
     previous: Changes | None
+    #: the sha256 of the trajbench-submission.json reviewed (its file table covers every file of
+    #: the tree): a review of an earlier state of the tree vouches for nothing now ("" when the
+    #: manifest could not be read)
+    manifest_sha256: str = ""
 
     def failures(self) -> list[ReviewCheck]:
         return [c for c in self.checks if not c.passed]
 
 
 def report_of(
-    manifest: SubmissionManifest | None, checks: Sequence[ReviewCheck], previous: Changes | None
+    manifest: SubmissionManifest | None,
+    checks: Sequence[ReviewCheck],
+    previous: Changes | None,
+    manifest_sha256: str = "",
 ) -> ReviewReport:
     failed = sum(not c.passed for c in checks)
     return ReviewReport(
@@ -87,6 +94,7 @@ def report_of(
         submission_date=manifest.submission_date if manifest else "",
         checks=list(checks),
         previous=previous,
+        manifest_sha256=manifest_sha256,
     )
 
 

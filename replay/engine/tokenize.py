@@ -182,7 +182,12 @@ class EngineTokenizer:
                     "check --api (docs/templates.md)"
                 )
             # the engine's own words, whatever the status: a 404 may be a model it does not serve
-            raise EngineApiError(f"{where} answered HTTP {resp.status_code}: {said}")
+            hint = (
+                "; if the route is missing, check --api (docs/templates.md)"
+                if resp.status_code in (404, 405, 501)
+                else ""
+            )
+            raise EngineApiError(f"{where} answered HTTP {resp.status_code}: {said}{hint}")
         try:
             data = resp.json()
         except ValueError:  # not JSON, or nested deeper than the parser's limit

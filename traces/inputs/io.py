@@ -212,6 +212,7 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
                     return bytes(out)
                 out += block
         except (OSError, pa.ArrowException) as exc:
+            out.clear()
             raise _stream_error(p, exc) from None
     out.clear()  # the error's traceback keeps this frame: its buffer goes now, not with the error
     raise TraceFormatError(

@@ -18,6 +18,7 @@ from typing import Any
 from runfolders import run_info
 from subtrees import SYSTEM, swebench_dirs, system_file, write_point
 
+import traces
 from eval import osl_gate, score_run, submit
 from eval.submission import ReviewCheck, SubmissionManifest, report_of
 from replay import EngineIdentity, Record, Slo, write_seal
@@ -225,7 +226,8 @@ def write_review(root: Path, checks: Iterable[tuple[int | None, str, bool, str]]
     """review.json as `trajbench review` writes it, holding `checks`: (the point's concurrency,
     or None for the submission as a whole; the check; passed; why)."""
     items = [ReviewCheck(WHOLE if c is None else point_path(root, c), name, ok, why) for c, name, ok, why in checks]
-    return report_of(SubmissionManifest.read(root), items, None).write(root)
+    digest = traces.sha256_file(root / SubmissionManifest.FILE)
+    return report_of(SubmissionManifest.read(root), items, None, digest).write(root)
 
 
 def passing_review(root: Path, *concurrencies: int) -> Path:

@@ -17,6 +17,7 @@ import eval.submission as sub
 from eval import EvalError, submit
 from eval.swebench import swebench_mean
 from replay import SUMMARY_FILE
+from replay.results import write_seal
 
 RESULTS = "closed/Acme/results/acme-box/kimi-k3"
 #: the files of a scenario folder besides the run folder: the checker's and the publish script's
@@ -173,9 +174,14 @@ def test_a_run_edited_after_it_ran_is_refused_and_nothing_is_written(
     edit_json(mine / "c0002" / SUMMARY_FILE, lambda d: d.update(qps=d["qps"] * 10))
     with pytest.raises(EvalError) as exc:
         submit([mine], tmp_path / "tree", submitter="Acme", division="closed", system_file=system_yaml)
-    assert f"c0002/{SUMMARY_FILE}: qps is 15.1111, recomputed 1.51111" in str(exc.value)
+    assert f"c0002/seal.json: changed since sealed: {SUMMARY_FILE} changed" in str(exc.value)
     assert "rerun the point" in str(exc.value)
     assert not (tmp_path / "tree").exists() and not list(tmp_path.glob(".tree.*"))
+    write_seal(mine / "c0002", "replay run")  # an editor who seals the edit too: the numbers still tell
+    with pytest.raises(EvalError) as exc:
+        submit([mine], tmp_path / "tree", submitter="Acme", division="closed", system_file=system_yaml)
+    assert f"{SUMMARY_FILE}: qps stored 15.1111, recomputed 1.51111" in str(exc.value)
+    assert not (tmp_path / "tree").exists()
 
 
 def test_a_run_whose_seal_is_broken_is_refused(sweep: Path, system_yaml: Path, tmp_path: Path) -> None:
