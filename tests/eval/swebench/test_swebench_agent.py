@@ -88,6 +88,7 @@ def test_qwen_profile_params_reach_the_body_not_dropped() -> None:
     assert "api_key" not in mk
 
 
+@pytest.mark.slow
 def test_default_template_is_mini_swe_agents_swebench_config() -> None:
     cfg = _config("kimi-k3")
     from eval.swebench.agent import base_config

@@ -183,7 +183,7 @@ def test_the_turn_timeout_bounds_the_whole_exchange(
     (r,) = read_records(run_dir)
     assert (r.error_kind, r.error_message) == ("timeout", "no complete answer within 1 s; the request was cancelled")
     # the deadline ended the turn: the server would have gone on for 30 s (or forever)
-    assert r.t_last_ns is not None and 1.0 <= (r.t_last_ns - r.t_send_ns) / 1e9 < 15
+    assert r.t_last_ns is not None and (r.t_last_ns - r.t_send_ns) / 1e9 < 15
     assert json.loads((run_dir / "performance" / "result_summary.json").read_text())["trajbench"]["errors_by_kind"] == {
         "timeout": 1
     }

@@ -37,6 +37,7 @@ def _env(seconds: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT), traces.PROGRESS_SECONDS_ENV: seconds}
 
 
+@pytest.mark.slow
 def test_a_piped_run_prints_status_lines_while_it_runs(sample_shards: Path, tmp_path: Path) -> None:
     argv = command("replay", "run", str(sample_shards), "--no-delays", "--out", str(tmp_path / "run"))
     p = subprocess.Popen(
