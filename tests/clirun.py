@@ -68,10 +68,9 @@ def interrupt_when(
     *,
     cwd: Path | None = None,
     timeout: float = 120,
-    settle: float = 0.0,
 ) -> Done:
-    """Start `trajbench ARGS`, wait until `ready()` holds (polled), wait `settle` seconds more,
-    send `sig`, and return how the command ended."""
+    """Start `trajbench ARGS`, wait until `ready()` holds (polled, the observable state the test
+    wants the signal in), send `sig` at once, and return how the command ended."""
     p = subprocess.Popen(command(*args), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
     deadline = time.monotonic() + timeout
     try:
@@ -82,7 +81,6 @@ def interrupt_when(
             if time.monotonic() > deadline:
                 raise AssertionError("the command never became ready")
             time.sleep(0.01)
-        time.sleep(settle)
         p.send_signal(sig)
         out, err = p.communicate(timeout=timeout)
     finally:

@@ -71,6 +71,7 @@ class Chromium:
         self.events: list[dict[str, Any]] = []
         self.width, self.height = width, height
         self.session = ""
+        self._target = ""
         self._new_tab("about:blank")
 
     # ---------------------------------------------------------------- protocol

@@ -4,13 +4,14 @@ check `traces stats` against (built from the same prompt plan, counted a simpler
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from traces import Shards
 from traces.analysis.reuse import Reuse, plan_within, prompt_plan, salted_system, system_segment
 
 
 def ideal_within_reuse(
-    shards: str | Shards, count: Callable[[str], int] = len, *, salt_mode: str | None = None
+    shards: str | Path | Shards, count: Callable[[str], int] = len, *, salt_mode: str | None = None
 ) -> Reuse:
     """Ideal within-trajectory prefix reuse of a shard folder, at message granularity.
 

@@ -7,6 +7,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -14,11 +15,12 @@ import pyarrow.parquet as pq
 from traces.canonical import sha256_file
 
 
-def manifest(folder: Path) -> dict:
-    return json.loads((folder / "manifest.json").read_text())
+def manifest(folder: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((folder / "manifest.json").read_text())
+    return data
 
 
-def edit_manifest(folder: Path, edit: Callable[[dict], object]) -> None:
+def edit_manifest(folder: Path, edit: Callable[[dict[str, Any]], object]) -> None:
     m = manifest(folder)
     edit(m)
     (folder / "manifest.json").write_text(json.dumps(m))
@@ -26,7 +28,7 @@ def edit_manifest(folder: Path, edit: Callable[[dict], object]) -> None:
 
 def part(folder: Path, k: int = 0) -> Path:
     """The k-th shard file the manifest lists."""
-    return folder / manifest(folder)["shards"][k]["file"]
+    return folder / str(manifest(folder)["shards"][k]["file"])
 
 
 def flip_byte(path: Path) -> None:
@@ -59,7 +61,7 @@ def reseal(folder: Path, *, content_hash: str | None = None) -> None:
     """Make the manifest's sizes and sha256s match the files again; `content_hash` replaces the
     manifest's content hash too (a thorough attacker)."""
 
-    def fix(m: dict) -> None:
+    def fix(m: dict[str, Any]) -> None:
         for entry in m["shards"]:
             entry["bytes"] = (folder / entry["file"]).stat().st_size
             entry["sha256"] = sha256_file(folder / entry["file"])
@@ -69,7 +71,7 @@ def reseal(folder: Path, *, content_hash: str | None = None) -> None:
     edit_manifest(folder, fix)
 
 
-def edit_json(folder: Path, name: str, edit: Callable[[dict], object]) -> None:
+def edit_json(folder: Path, name: str, edit: Callable[[dict[str, Any]], object]) -> None:
     """Hand-edit one JSON file of a folder (a run's run.json, result_summary.json, …), as a
     person with a text editor would."""
     path = folder / name

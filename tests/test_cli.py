@@ -61,7 +61,7 @@ def test_every_command_help_has_one_example_that_parses(
     for arg in argv:
         if arg.startswith(("runs/", "sweep/", "swe", "submission")):
             (tmp_path / arg).mkdir(parents=True, exist_ok=True)
-    cmd = cli.cli
+    cmd: click.Command = cli.cli
     for name in command:
         assert isinstance(cmd, click.Group)
         cmd = cmd.commands[name]
@@ -171,7 +171,7 @@ def test_derive_says_a_zero_reference_score_is_answers_that_did_not_match(
     def silent(row: object) -> dict[str, object]:
         return {"content": "", "reasoning": "", "tool_calls": []}
 
-    run_dir = write_run(tmp_path / "ref", sample_shards, answer=silent, tokens=lambda row: 430)  # type: ignore[arg-type]
+    run_dir = write_run(tmp_path / "ref", sample_shards, answer=silent, tokens=lambda row: 430)
     code, _, err = run(["profiles", "derive", str(run_dir), "--name", "mine", "--allow-unofficial"], capsys)
     assert code == 1 and "inline score is 0: none of the reference model's answers matched" in err
     assert "write 0.55 for 55 %" not in err

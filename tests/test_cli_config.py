@@ -207,6 +207,7 @@ def _option_fields(info: RunInfo) -> dict[str, Any]:
     return {k: data[k] for k in keep}
 
 
+@pytest.mark.slow
 def test_a_run_replayed_from_its_run_json_has_the_same_options(
     tmp_path: Path, sample_shards: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -50,7 +50,12 @@ COMMANDS = {
 }
 
 
-CASES = [(command, place) for command in sorted(COMMANDS) for place in ("proc", "file")] + [("traces build", "sys")]
+#: every command under /proc in the fast suite; the other places (one command each) with the slow tests
+CASES = [
+    pytest.param(command, place, marks=[] if place == "proc" else [pytest.mark.slow])
+    for command in sorted(COMMANDS)
+    for place in ("proc", "file")
+] + [pytest.param("traces build", "sys", marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize(("command", "place"), CASES)
@@ -73,7 +78,9 @@ def test_unwritable_out_folder(command: str, place: str, tmp_path: Path, sample_
     "args",
     [
         ["traces", "export", "{shards}", "--out", "/proc/trajbench-test/x.jsonl"],
-        ["traces", "synth", "--scale", "0.01", "--out", "/proc/trajbench-test/x.jsonl"],
+        pytest.param(
+            ["traces", "synth", "--scale", "0.01", "--out", "/proc/trajbench-test/x.jsonl"], marks=pytest.mark.slow
+        ),
     ],
     ids=["export", "synth"],
 )

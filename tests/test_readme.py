@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Done]]:
     return here, done
 
 
+@pytest.mark.slow
 def test_every_command_exits_0_and_the_inline_gate_passes(ran: tuple[Path, list[Done]]) -> None:
     _, done = ran
     replayed = next(d for words, d in zip(sample_block(), done, strict=True) if words[1:3] == ["replay", "run"])
@@ -61,9 +63,23 @@ def test_every_command_exits_0_and_the_inline_gate_passes(ran: tuple[Path, list[
     assert "inline score 1.0000" in scored.out and "PASS: kimi-k3 needs >= " in scored.out
 
 
+@pytest.mark.slow
 def test_the_osl_gate_fails_on_the_sample_as_the_readme_says(ran: tuple[Path, list[Done]]) -> None:
     here, _ = ran
     claim = "The OSL gate (`trajbench eval osl sample-run/`) fails on this sample"
     assert claim in " ".join(README.read_text(encoding="utf-8").split())
     osl = trajbench("eval", "osl", "sample-run/", cwd=here)
     assert osl.code == 1 and "tokens below the band 390-475" in osl.out
+
+
+def test_the_set_up_is_two_commands_the_second_the_fast_suite_on_every_core() -> None:
+    """The README's test command runs in parallel (pytest-xdist, in the test extra) and pyproject's
+    addopts leave the slow and engine tests to .ci/run."""
+    section = README.read_text(encoding="utf-8").split("## Set-up (two commands)", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```bash\n(.*?)```", section, re.S)
+    assert block is not None
+    assert block.group(1).splitlines()[1] == ".venv/bin/python -m pytest -q -n auto"
+    assert len(block.group(1).splitlines()) == 2
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert any(r.startswith("pytest-xdist") for r in pyproject["project"]["optional-dependencies"]["test"])
+    assert "-m 'not slow and not engine'" in pyproject["tool"]["pytest"]["ini_options"]["addopts"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import logging
 import os
 import pstats
 import re
@@ -75,8 +76,8 @@ def start_cluster(tmp: Path, cpus: int) -> tuple[str, list[subprocess.Popen[byte
         procs.append(_ray_node([f"--address={address}", f"--num-cpus={cpus // 2}"], tmp / "node.log", env))
     import ray
 
-    ray.init(address=address, namespace="trajbench", log_to_driver=False, logging_level="WARNING")
-    while len([n for n in ray.nodes() if n["Alive"]]) < len(procs):
+    ray.init(address=address, namespace="trajbench", log_to_driver=False, logging_level=logging.WARNING)
+    while len([n for n in ray.nodes() if n["Alive"]]) < len(procs):  # type: ignore[no-untyped-call]
         time.sleep(0.2)
     return address, procs
 

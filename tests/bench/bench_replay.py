@@ -14,6 +14,7 @@ import json
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import traces
 from replay.client.stream import StreamResult
@@ -57,7 +58,7 @@ def main() -> None:
         traces.build_shards([str(src)], shards, traces.BuildOptions(name="bench"))
         print(f"dataset {src.name}, C={args.concurrency}, {args.trajectories} trajectory instances, no delays")
 
-        def cfg(out: str, **kw: object) -> RunConfig:
+        def cfg(out: str, **kw: Any) -> RunConfig:
             return RunConfig(
                 shards=str(shards),
                 concurrency=args.concurrency,
@@ -66,7 +67,7 @@ def main() -> None:
                 out=str(Path(tmp) / out),
                 progress="none",
                 **kw,
-            )  # type: ignore[arg-type]
+            )
 
         cpu0, wall0 = time.process_time(), time.perf_counter()
         run_dir = asyncio.run(run_replay(cfg("instant", endpoint="http://unused"), client_factory=InstantClient))

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 STEP = """
 import json, resource, sys, time
@@ -23,11 +24,11 @@ print(json.dumps({{"seconds": time.perf_counter() - t0, "peak_rss_mb": resource.
 """
 
 
-def run(label: str, body: str) -> dict:
+def run(label: str, body: str) -> dict[str, Any]:
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", STEP.format(body=body)], check=True, capture_output=True, text=True)
     wall = time.perf_counter() - t0
-    res = json.loads(out.stdout.strip().splitlines()[-1])
+    res: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     print(
         f"{label:<28} {res['seconds']:6.1f} s work ({wall:5.1f} s with interpreter start), peak RSS {res['peak_rss_mb']:6.0f} MB  {res['info']}"
     )

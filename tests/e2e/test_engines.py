@@ -304,7 +304,7 @@ def test_replay_and_eval(
 
     # closed loop (docs/closed-loop.md): one request per slot at a time, at most C in flight, turns of an
     # instance in order with the recorded delay waited before each one, all slots used
-    spans = sorted((r.t_send_ns, r.t_last_ns) for r in records)
+    spans = sorted((r.t_send_ns, r.t_last_ns or 0) for r in records)  # every turn ended (checked above)
     events = sorted([(t0, 1) for t0, _ in spans] + [(t1, -1) for _, t1 in spans], key=lambda e: (e[0], e[1]))
     inflight = peak = 0
     for _, step in events:
@@ -313,14 +313,16 @@ def test_replay_and_eval(
     assert peak <= concurrency
     assert {r.slot for r in records} == set(range(concurrency))
     for slot in range(concurrency):
-        mine = sorted((r.t_send_ns, r.t_last_ns) for r in records if r.slot == slot)
+        mine = sorted((r.t_send_ns, r.t_last_ns or 0) for r in records if r.slot == slot)
         assert all(end <= nxt for (_, end), (nxt, _) in pairwise(mine)), f"slot {slot} had two requests in flight"
     delays = {(row.instance_id, row.turn): row.delay_seconds for row in shard_rows(mlperf_shards)}
     for inst, turns in by_instance(records).items():
         assert len({r.slot for r in turns}) == 1, f"{inst} moved between slots"
         for prev, nxt in pairwise(turns):
             assert nxt.delay_s == delays[(inst, nxt.turn)] > 0
-            assert nxt.t_send_ns - prev.t_last_ns >= nxt.delay_s * 1e9, f"{inst} turn {nxt.turn} sent before its delay"
+            assert nxt.t_send_ns - (prev.t_last_ns or 0) >= nxt.delay_s * 1e9, (
+                f"{inst} turn {nxt.turn} sent before its delay"
+            )
 
     # the point of the benchmark: a real engine reuses the prefix within a trajectory. Each later
     # turn's prompt extends the previous one, and the engine reports (nearly) all of it as cached
@@ -339,7 +341,9 @@ def test_replay_and_eval(
     later = 0
     for inst, turns in by_instance(records).items():
         for prev, nxt in pairwise(turns):
-            assert nxt.prompt_tokens > prev.prompt_tokens and nxt.cached_tokens > 0, f"{inst} turn {nxt.turn}"
+            assert (nxt.prompt_tokens or 0) > (prev.prompt_tokens or 0) and (nxt.cached_tokens or 0) > 0, (
+                f"{inst} turn {nxt.turn}"
+            )
             if engine.name == "vllm" and (inst, nxt.turn) in user_turns:
                 continue
             later += 1

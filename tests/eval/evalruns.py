@@ -15,6 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from records import record as make_record
+
 import traces
 from replay import RunConfig, RunInfo
 from replay.results import EngineIdentity, compress_records, write_results, write_seal
@@ -86,14 +88,12 @@ def record(
     client_tokens: int | None = None,
 ) -> Record:
     rep = row.repeat if repeat is None else repeat
-    return Record(
+    return make_record(
         instance_id=traces.logical_id(row.trajectory_id, rep),
         trajectory_id=row.trajectory_id,
         repeat=rep,
         turn=row.turn,
         client_turn_index=row.client_turn_index,
-        slot=0,
-        worker=0,
         prompt_sha256=row.prompt_sha256,
         salt_repeat=row.salt_repeat,
         salt_conversation=row.salt_conversation,
@@ -101,7 +101,6 @@ def record(
         t_first_ns=2,
         t_last_ns=3,
         chunk_ns=(2, 3),
-        delay_s=0.0,
         in_window=in_window,
         content="" if error_kind else answer["content"],
         reasoning="" if error_kind else answer["reasoning"],
@@ -110,7 +109,6 @@ def record(
         prompt_tokens=10,
         completion_tokens=None if error_kind else tokens,
         cached_tokens=0,
-        client_prompt_tokens=None,
         client_output_tokens=None if error_kind else client_tokens,
         http_status=None if error_kind else 200,
         error_kind=error_kind,

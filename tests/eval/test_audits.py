@@ -121,6 +121,7 @@ def test_the_honest_simulator_passes_every_audit(honest: Path) -> None:
         ("truncate", None, "output-consistency"),
     ],
 )
+@pytest.mark.slow
 def test_each_game_is_caught_by_its_own_audit(
     shards: Path, tmp_path: Path, game: str, trajectories: int | None, caught: str
 ) -> None:
@@ -142,6 +143,7 @@ def test_each_game_is_caught_by_its_own_audit(
         assert results["run:cache-exploit"].passed and results["run:warm-cache"].passed
 
 
+@pytest.mark.slow
 def test_a_response_cache_is_warm_on_the_next_run_even_after_a_reset(shards: Path, tmp_path: Path) -> None:
     options = ["--answers", "oracle", "--shards", str(shards.resolve()), "--tokenizer", "qwen3.6", *ZERO]
     with start_simulator([*options, "--game", "response-cache"]) as sim:

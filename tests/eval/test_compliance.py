@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from evalruns import official_run, perfect, write_run
@@ -45,7 +46,7 @@ ENGINE = EngineIdentity("vllm", ["moonshotai/Kimi-K3"], "/models/kimi-k3", "0.11
 AUDITS = {"cache-exploit", "warm-cache", "output-consistency", "same-model"}
 
 
-def by_check(checks, point: str) -> dict:
+def by_check(checks, point: str) -> dict[str, Any]:
     return {c.check: c for c in checks if Path(c.point).name == point}
 
 
@@ -80,7 +81,7 @@ def test_a_compliant_submission_passes_every_check(tmp_path: Path, sample_shards
 
 
 def test_a_model_with_other_answers_and_wrong_settings_fails_with_reasons(tmp_path: Path, sample_shards: Path) -> None:
-    def other(row: traces.TurnRow) -> dict:
+    def other(row: traces.TurnRow) -> dict[str, Any]:
         call = {"id": "x", "type": "function", "function": {"name": "bash", "arguments": json.dumps({"command": "ls"})}}
         return {"content": "intent: I999", "reasoning": "", "tool_calls": [call]}
 

@@ -14,7 +14,8 @@ from evalruns import perfect, write_run
 from tamper import flip_byte, inject, part, reseal
 
 import traces
-from eval.compliance import Check, check_submission
+from eval import Check
+from eval.compliance import check_submission
 
 
 @pytest.fixture

@@ -67,6 +67,7 @@ def test_perfect_model_osl_mean_equals_the_expected_mean(oracle_run: Path) -> No
     assert res["all"]["counted"] == client_turns(Path(read_run_info(oracle_run).shards))
 
 
+@pytest.mark.slow
 def test_a_model_with_other_answers_fails_inline_and_the_check_says_why(tmp_path: Path, sample_shards: Path) -> None:
 
     cfg = RunConfig(
@@ -85,6 +86,7 @@ def test_a_model_with_other_answers_fails_inline_and_the_check_says_why(tmp_path
     assert not inline.passed and inline.reason.startswith(f"score {100 * res['score']:.2f}% vs >= 58.32%")
 
 
+@pytest.mark.slow
 def test_failed_and_aborted_turns_of_a_real_run_score_zero(tmp_path: Path, sample_shards: Path) -> None:
 
     cfg = RunConfig(

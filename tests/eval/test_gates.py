@@ -44,7 +44,7 @@ def test_perfect_model_on_another_dataset_passes_dataset_gates_and_fails_the_off
     # the recorded answers' own score is what a copy of them scores: the bar is that × the official share
     assert (g.mode, g.official) == ("dataset", False)
     assert g.perfect_score == scores.score and g.factor == 0.5832
-    assert scores.threshold == round(scores.score * 0.5832, 4) and scores.passed is True
+    assert scores.score is not None and scores.threshold == round(scores.score * 0.5832, 4) and scores.passed is True
     assert "dataset-derived" in g.how and "not an official result" in g.how
 
     osl = osl_gate(run, gates="dataset")
@@ -151,6 +151,7 @@ def test_files_written_before_research_gates_read_as_official(tmp_path: Path, sa
     assert gate_verdicts(run).modes == ("official",) and gate_verdicts(run).note == ""
 
 
+@pytest.mark.slow
 def test_the_simulators_oracle_passes_dataset_gates_through_the_cli(tmp_path: Path, sample: Path) -> None:
     shards = tmp_path / "shards"
     traces.build_shards([str(sample)], shards, traces.BuildOptions(name="sim"), counter=SimStepCounter())
@@ -173,6 +174,7 @@ def test_the_simulators_oracle_passes_dataset_gates_through_the_cli(tmp_path: Pa
     assert json.loads((out / OSL_FILE).read_text())["window"]["mean"] == judged.osl_mean
 
 
+@pytest.mark.slow
 def test_replay_run_judges_with_the_gates_it_is_given(tmp_path: Path, sample_shards: Path) -> None:
     cfg = RunConfig(
         shards=str(sample_shards),

@@ -7,6 +7,7 @@ import re
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from evalruns import client_turns, oracle, perfect, record, run_info, write_run
@@ -15,7 +16,7 @@ import traces
 from eval import SCORES_FILE, EvalError, score_run
 
 
-def _other_commands(row: traces.TurnRow) -> dict:
+def _other_commands(row: traces.TurnRow) -> dict[str, Any]:
     """A model that always answers with other commands than the recording."""
     call = {
         "id": "x",
@@ -76,7 +77,7 @@ def test_workflow_and_coding_domains_on_the_sample(tmp_path: Path, sample_shards
 
 
 def test_an_answer_that_states_no_intent_scores_zero(tmp_path: Path, sample_shards: Path) -> None:
-    def silent(row: traces.TurnRow) -> dict:
+    def silent(row: traces.TurnRow) -> dict[str, Any]:
         a = oracle(row)
         return {**a, "content": "", "reasoning": ""} if row.domain == "workflow" else a
 
@@ -90,7 +91,7 @@ def test_an_answer_that_states_no_intent_scores_zero(tmp_path: Path, sample_shar
 
 
 def test_wrong_intent_scores_zero_and_is_reported(tmp_path: Path, sample_shards: Path) -> None:
-    def answer(row: traces.TurnRow) -> dict:
+    def answer(row: traces.TurnRow) -> dict[str, Any]:
         a = oracle(row)
         if row.domain == "workflow":
             a = {**a, "content": "intent: I999", "reasoning": ""}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from evalruns import client_turns, oracle, record, write_run
 
 import traces
@@ -64,6 +65,7 @@ def test_server_usage_when_no_tokenizer_is_available(tmp_path: Path, sample_shar
     assert (res["method"], res["tokenizer"], res["window"]["mean"]) == ("server-usage", None, 400.0)
 
 
+@pytest.mark.slow
 def test_eval_osl_recounts_with_a_given_tokenizer(tmp_path: Path, sample_shards: Path) -> None:
     from traces.tokenizers import load_tokenizer
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clirun import interrupt_when, trajbench
@@ -19,7 +20,7 @@ from replay.results.summary import write_results
 WARNING = "Warning: {run} is a partial run: "
 
 
-def _finished(run: Path, **state: bool) -> Path:
+def _finished(run: Path, **state: Any) -> Path:
     write_results(run, **state)
     return run
 
@@ -40,7 +41,8 @@ def test_a_complete_run_gets_no_warning(tmp_path: Path, sample_shards: Path) -> 
     ],
     ids=["interrupted", "crashed", "no-summary"],
 )
-def test_runs_that_did_not_finish(tmp_path: Path, sample_shards: Path, state: dict | None, why: str) -> None:
+@pytest.mark.slow
+def test_runs_that_did_not_finish(tmp_path: Path, sample_shards: Path, state: dict[str, Any] | None, why: str) -> None:
     run = write_run(tmp_path / "r", sample_shards, answer=perfect)
     if state is not None:
         _finished(run, **state)
@@ -67,6 +69,7 @@ def test_fewer_records_than_planned(tmp_path: Path, sample_shards: Path) -> None
     assert partial_run(run) is None
 
 
+@pytest.mark.slow
 def test_an_interrupted_replay_is_scored_with_a_warning(tmp_path: Path, sample_shards: Path) -> None:
     run = tmp_path / "run"
     records = run / "records.jsonl"

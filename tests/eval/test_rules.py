@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,7 @@ from eval.rules import (
 )
 
 
-def bash(command: str, key: str = "command", name: str = "bash") -> dict:
+def bash(command: str, key: str = "command", name: str = "bash") -> dict[str, Any]:
     return {"id": "c1", "type": "function", "function": {"name": name, "arguments": json.dumps({key: command})}}
 
 

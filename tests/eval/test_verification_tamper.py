@@ -8,6 +8,7 @@ absurd. Runs that time anything are real replays against a loopback server."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import shutil
 import signal
@@ -76,6 +77,7 @@ def official(tmp_path: Path, sample_shards: Path) -> Path:
     return run
 
 
+@pytest.mark.slow
 def test_the_untouched_run_passes_every_check(official: Path, sample_shards: Path) -> None:
     checks = checks_of(official, sample_shards)
     assert tuple(checks) == POINT
@@ -93,6 +95,7 @@ def test_the_untouched_run_passes_every_check(official: Path, sample_shards: Pat
 # ---------------------------------------------------------------- hand edits
 
 
+@pytest.mark.slow
 def test_run_json_target_edited_from_simulated_to_real(tmp_path: Path, sample_shards: Path) -> None:
     run = official_run(
         tmp_path / "sim", sample_shards, target="simulated", target_evidence="GET /health says simulated"
@@ -238,6 +241,11 @@ def test_a_point_without_a_client_tokenizer_is_not_official(tmp_path: Path, samp
 # ---------------------------------------------------------------- real replays
 
 
+def _usage_of(completion_tokens: int, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+    """A server plan: every answer 3 chunks long, its usage saying `completion_tokens`."""
+    return Reply(chunks=3, completion_tokens=completion_tokens)
+
+
 def _replay(shards: Path, out: Path, base_url: str, **kw: Any) -> Path:
     options: dict[str, Any] = {
         "profile": "qwen3.6-35b-a3b",
@@ -269,13 +277,13 @@ def test_real_runs_honest_inflated_negative_and_absurd_usage(
 ) -> None:
     """The headline never follows the server's usage: the same answers give the same output
     tokens whatever usage says, and eval check names the lie."""
-    runs = {}
+    runs: dict[str, Path] = {}
     for name, usage in (
         ("honest", honest_tokens),
         ("inflated", honest_tokens * 400),
         ("negative", -honest_tokens * 4000),
     ):
-        with LoopbackServer(lambda b, h, n=usage: Reply(chunks=3, completion_tokens=n)) as srv:
+        with LoopbackServer(functools.partial(_usage_of, usage)) as srv:
             runs[name] = _replay(sample_shards, tmp_path / name, srv.base_url)
     numbers = {k: json.loads((v / SUMMARY_FILE).read_text())["trajbench"] for k, v in runs.items()}
     for name in ("inflated", "negative"):  # which turns the window holds is the run's; their tokens are the client's
@@ -293,6 +301,7 @@ def test_real_runs_honest_inflated_negative_and_absurd_usage(
     assert f"usage {-honest_tokens * 4000} (negative; client {honest_tokens}, 9 characters)" in negative
 
 
+@pytest.mark.slow
 def test_real_run_with_failed_and_aborted_turns_against_its_budget(tmp_path: Path, sample_shards: Path) -> None:
     """Two of the first requests fail with HTTP 500: each aborts the rest of its trajectory."""
     seen: list[str] = []
@@ -371,6 +380,7 @@ def _check_json(run: Path, shards: Path) -> dict[str, dict[str, Any]]:
     return {c["check"]: c for c in json.loads(done.out)["checks"] if c["point"] != "submission"}
 
 
+@pytest.mark.slow
 def test_a_run_stopped_by_sigint_is_not_complete(tmp_path: Path, sample_shards: Path) -> None:
     out = tmp_path / "sigint"
     with LoopbackServer(Stalling(3)) as srv:
@@ -387,6 +397,7 @@ def test_a_run_stopped_by_sigint_is_not_complete(tmp_path: Path, sample_shards: 
     assert checks["seal"]["passed"]  # the folder is what the interrupted run wrote
 
 
+@pytest.mark.slow
 def test_a_run_killed_with_sigkill_has_no_summary_and_no_seal(tmp_path: Path, sample_shards: Path) -> None:
     out = tmp_path / "sigkill"
     with LoopbackServer(Stalling(3)) as srv:
@@ -402,6 +413,7 @@ def test_a_run_killed_with_sigkill_has_no_summary_and_no_seal(tmp_path: Path, sa
     assert checks["recomputed"]["reason"].startswith(f"{out}/{SUMMARY_FILE}: missing")
 
 
+@pytest.mark.slow
 def test_a_second_run_on_the_same_out_is_refused_with_the_holders_pid(tmp_path: Path, sample_shards: Path) -> None:
     out = tmp_path / "shared"
     gate = threading.Event()  # the first run's requests wait here until the second was refused

@@ -31,6 +31,9 @@ class Reply:
     stall: float = 0.0  # seconds to sleep before anything (a hung server)
     usage: bool = True
     completion_tokens: int | None = None  # the usage's output tokens (None: one per chunk); any value, a lie included
+    # answer only once this holds (polled every 10 ms, for at most a minute): e.g. "every slot's
+    # request has arrived", so a test sees them all in flight at once however slow the machine
+    hold_until: Callable[[], bool] | None = None
 
 
 @dataclass
@@ -137,6 +140,10 @@ class LoopbackServer:
                 self.books.inflight_by_session[sid] -= 1
 
     async def _answer(self, request: web.Request, reply: Reply, seen: Seen, count: bool = True) -> web.StreamResponse:
+        if reply.hold_until is not None:
+            deadline = time.monotonic() + 60
+            while not reply.hold_until() and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
         if reply.stall:
             await asyncio.sleep(reply.stall)
         if reply.status != 200:

@@ -81,6 +81,7 @@ class _Conn(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
         self.server.books.connections += 1
+        self.server.conns.append(self)
 
     def data_received(self, data: bytes) -> None:
         self.buf += data
@@ -107,6 +108,7 @@ class RawServer:
         self.script = script
         self.books = Books()
         self.tasks: list[asyncio.Future[None]] = []
+        self.conns: list[_Conn] = []
         self.closing = False
         self._server: asyncio.base_events.Server | None = None
         self.port = 0
@@ -120,6 +122,11 @@ class RawServer:
         self._server = await loop.create_server(lambda: _Conn(self), "127.0.0.1", 0)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
+
+    async def connections_ended(self, timeout: float = 30.0) -> None:
+        """Wait until every connection so far has ended on the server's side (the client closed it
+        or a script did), so the books say so: a wait on that, never on a guessed delay."""
+        await asyncio.wait_for(asyncio.gather(*(c.lost.wait() for c in self.conns)), timeout)
 
     async def __aexit__(self, *exc: object) -> None:
         self.closing = True

@@ -46,12 +46,17 @@ def _stream(*events: bytes, end: bool = True) -> bytes:
     return sse_head() + b"".join(chunk(e) for e in events) + (END if end else b"")
 
 
+def _written_then_closed(ex: Exchange, data: bytes) -> None:
+    ex.write(data)
+    ex.close()
+
+
 #: fault → (what the server does on the trajectory's first turn, the reference's verdict, our kind)
-FAULTS: dict[str, tuple[Callable[[Exchange], None], str, str]] = {
+FAULTS: dict[str, tuple[Callable[[Exchange], object], str, str]] = {
     "http": (lambda ex: ex.write(plain(500, b'{"error":{"message":"busy"}}')), "failed", "http"),
     "reset": (lambda ex: ex.reset(), "failed", "reset"),
     "toolargs": (lambda ex: ex.write(_stream(TOOL_OBJECT_ARGS, FINISH_EVENT, DONE_EVENT)), "failed", "tool_call"),
-    "broken": (lambda ex: (ex.write(_stream(delta_event("a"), end=False)), ex.close()), "completed", "stream"),
+    "broken": (lambda ex: _written_then_closed(ex, _stream(delta_event("a"), end=False)), "completed", "stream"),
     "errobj": (lambda ex: ex.write(_stream(delta_event("a"), ERR, DONE_EVENT)), "completed", "error_object"),
     "badline": (
         lambda ex: ex.write(_stream(delta_event("a"), b"data: {oops\n\n", FINISH_EVENT, DONE_EVENT)),

@@ -175,6 +175,7 @@ def _write(tmp_path: Path, rows: list[dict[str, Any]]) -> Path:
     return src
 
 
+@pytest.mark.slow
 def test_the_fixture_goes_out_byte_for_byte(coding20: Path, tmp_path: Path) -> None:
     """The issue's evidence: 2,014 of 2,014 requests with --no-history-marker --repeats 2."""
     n, messages_ok, tools_ok = _compare(coding20, tmp_path, repeats=2, concurrency=8)

@@ -18,6 +18,7 @@ from replay.results.records import records_path
 from replay.sweep import parse_concurrencies, run_sweep
 
 
+@pytest.mark.slow
 def test_sweep_runs_each_point_then_resumes(sample_shards: Path, tmp_path: Path) -> None:
     scored: list[str] = []
     with LoopbackServer(lambda b, h: Reply(chunks=3)) as srv:
@@ -69,6 +70,7 @@ def test_cli_needs_exactly_one_way_to_choose_points(sample_shards: Path, tmp_pat
     assert res.exit_code == 2 and "exactly one of --concurrency LIST or --regions" in res.output
 
 
+@pytest.mark.slow
 def test_add_runs_only_the_missing_points_and_keeps_the_rest(sample_shards: Path, tmp_path: Path) -> None:
     """Results are submitted incrementally: a baseline sweep, then more operating points."""
     with LoopbackServer(lambda b, h: Reply(chunks=3)) as srv:

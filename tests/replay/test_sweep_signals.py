@@ -10,6 +10,7 @@ import json
 import re
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clirun import interrupt_when, trajbench
@@ -39,11 +40,13 @@ def _records(run_dir: Path) -> int:
     return path.read_bytes().count(b"\n") if path.is_file() else 0
 
 
-def _summary(run_dir: Path) -> dict:
-    return json.loads((run_dir / "performance" / "result_summary.json").read_text())
+def _summary(run_dir: Path) -> dict[str, Any]:
+    summary: dict[str, Any] = json.loads((run_dir / "performance" / "result_summary.json").read_text())
+    return summary
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.slow
 def test_a_signal_stops_the_sweep_and_marks_the_point_interrupted(
     sample_shards: Path, tmp_path: Path, sig: signal.Signals, code: int
 ) -> None:
@@ -63,6 +66,7 @@ def test_a_signal_stops_the_sweep_and_marks_the_point_interrupted(
     assert "C=2: replaying" not in done.out
 
 
+@pytest.mark.slow
 def test_a_resumed_sweep_reruns_the_interrupted_point(sample_shards: Path, tmp_path: Path) -> None:
     out = tmp_path / "sweep"
     first = interrupt_when(_sweep_args(sample_shards, out), lambda: _records(out / "c0001") >= 2, signal.SIGINT)
@@ -75,6 +79,7 @@ def test_a_resumed_sweep_reruns_the_interrupted_point(sample_shards: Path, tmp_p
         assert _summary(out / d)["state"] == "complete" and _records(out / d) == 17
 
 
+@pytest.mark.slow
 def test_the_report_leaves_out_an_interrupted_point(sample_shards: Path, tmp_path: Path) -> None:
     from replay.report.points import run_dirs
 

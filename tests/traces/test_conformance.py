@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cardrecipes import CARDS_DIR, recipe_problems
@@ -18,7 +19,7 @@ from traces.formats import FORMATS
 
 
 @pytest.fixture(scope="module")
-def fixture_rows() -> list[dict]:
+def fixture_rows() -> list[dict[str, Any]]:
     from tests.conftest import FIXTURES
 
     path = FIXTURES / "mlperf_coding_20.jsonl"
@@ -55,7 +56,7 @@ def test_manifest_counts_and_salts(built: Shards) -> None:
 
 
 @pytest.mark.parametrize("tid", ["django__django-16899", "astropy__astropy-12907"])
-def test_first_turns_match_spec(built: Shards, fixture_rows: list[dict], tid: str) -> None:
+def test_first_turns_match_spec(built: Shards, fixture_rows: list[dict[str, Any]], tid: str) -> None:
     rows = [r for r in fixture_rows if r["conversation_id"] == tid]
     prompts = list(iter_prompts(built.find(tid)))
     first, second = prompts[0], prompts[1]
@@ -74,7 +75,9 @@ def test_first_turns_match_spec(built: Shards, fixture_rows: list[dict], tid: st
     assert second.messages[:2] == first.messages
     marked = second.messages[2]
     assert marked["role"] == "assistant"
-    cut = re.search(r"\S\s", assistant["reasoning_content"]).start() + 1
+    space = re.search(r"\S\s", assistant["reasoning_content"])
+    assert space is not None
+    cut = space.start() + 1
     assert (
         marked["reasoning_content"] == assistant["reasoning_content"][:cut] + " " + assistant["reasoning_content"][cut:]
     )
@@ -95,7 +98,7 @@ def test_first_turns_match_spec(built: Shards, fixture_rows: list[dict], tid: st
         assert key not in json.dumps(body["messages"][-1])[:0] and key not in body
 
 
-def test_ground_truth_is_the_next_assistant_row(built: Shards, fixture_rows: list[dict]) -> None:
+def test_ground_truth_is_the_next_assistant_row(built: Shards, fixture_rows: list[dict[str, Any]]) -> None:
     inst = built.find("django__django-16899")
     rows = [r for r in fixture_rows if r["conversation_id"] == "django__django-16899"]
     by_turn = {r["turn"]: r for r in rows}
@@ -104,7 +107,7 @@ def test_ground_truth_is_the_next_assistant_row(built: Shards, fixture_rows: lis
         assert t.expected == expected
 
 
-def test_export_round_trip_equals_fixture(built: Shards, fixture_rows: list[dict], tmp_path: Path) -> None:
+def test_export_round_trip_equals_fixture(built: Shards, fixture_rows: list[dict[str, Any]], tmp_path: Path) -> None:
 
     out = tmp_path / "back.jsonl.zst"
     traces.export_shards(str(built.path), str(out))

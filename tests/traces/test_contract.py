@@ -16,7 +16,7 @@ from traces import ContractError, JsonFile, from_json, to_json
 
 class Pair(NamedTuple):
     name: str
-    count: int
+    number: int
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def test_a_missing_field_with_a_default_reads_as_the_default_and_unknown_keys_ar
         ({"items": [1, "2"]}, "items[1]: expected an integer, found '2'"),
         ({"inner": {"weight": 1.0}}, "inner: the field 'label' is missing"),
         ({"inners": [{"label": "y", "weight": "heavy"}]}, "inners[0].weight: expected a number, found 'heavy'"),
-        ({"pairs": [["p"]]}, 'pairs[0]: expected a list of 2 (name, count), found ["p"]'),
+        ({"pairs": [["p"]]}, 'pairs[0]: expected a list of 2 (name, number), found ["p"]'),
         ({"table": []}, "table: expected an object, found []"),
     ],
 )

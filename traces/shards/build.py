@@ -60,7 +60,12 @@ class PromptCount(Protocol):
 
 
 class TokenCounter(Protocol):
-    """What the build needs of a tokenizer (traces.tokenizers provides implementations)."""
+    """What the build needs of a tokenizer (traces.tokenizers provides implementations).
+
+    A counter with a chat template also has `history_render(messages) -> str`, the template's text
+    of a short conversation, which the history-marker check uses when it is there (`MarkerCheck`);
+    without one the rule's order alone chooses the marker.
+    """
 
     name: str
     fingerprint: str
@@ -69,9 +74,6 @@ class TokenCounter(Protocol):
 
     def output_tokens(self, message: dict[str, Any], *, structured: bool | None = None) -> int | None:
         """Tokens of an answer as the reference counts its output (None for an empty answer)."""
-
-    def history_render(self, messages: list[dict[str, Any]]) -> str:
-        """The chat template's text of a short conversation (for the history-marker check)."""
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from records import record
 from runfolders import run_info
 from subtrees import SYSTEM, swebench_dirs, system_file, write_point
 
@@ -29,35 +30,18 @@ from replay.results.summary import build_summary
 def _record(k: int, send: int, e2e_ms: float, ttft_ms: float, tokens: int) -> Record:
     first = send + int(ttft_ms * (1 + 0.1 * (k % 5)) * 1_000_000)
     last = send + int(e2e_ms * 1_000_000)
-    return Record(
+    return record(
         instance_id=f"t{k % 3}",
         trajectory_id=f"t{k % 3}",
-        repeat=1,
         turn=2 * k + 1,
         client_turn_index=k,
-        slot=0,
-        worker=0,
-        prompt_sha256="0" * 64,
-        salt_repeat="4461",
-        salt_conversation="e643",
         t_send_ns=send,
         t_first_ns=first,
         t_last_ns=last,
         chunk_ns=tuple(first + j * (last - first) // tokens for j in range(tokens)),
-        delay_s=0.0,
-        in_window=True,
         content="x" * tokens,
-        reasoning="",
-        tool_calls=(),
-        finish_reason="stop",
-        prompt_tokens=100,
         completion_tokens=tokens,
         cached_tokens=50,
-        client_prompt_tokens=None,
-        client_output_tokens=None,
-        http_status=200,
-        error_kind=None,
-        error_message=None,
         first_chunk_chars=1,
     )
 

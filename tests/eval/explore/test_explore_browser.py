@@ -23,6 +23,9 @@ from eval.explore import build_explorer
 from replay import Gates, Slo
 from replay.report import Point, frontier
 
+#: a real browser on a built explorer: slow, run by .ci/run (`-m slow`)
+pytestmark = pytest.mark.slow
+
 READY = "document.body.dataset.painted === '1'"
 
 

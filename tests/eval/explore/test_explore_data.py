@@ -82,12 +82,8 @@ def test_a_submission_tree_is_read_from_the_files_submit_wrote(trees: Submitter,
     assert [c.check for c in sub.checks_of(sub.run_dirs[0])] == ["cache-exploit", "swebench"]
     assert [c.check for c in sub.checks_of(sub.run_dirs[1])] == ["swebench"]
     (system,) = explore_data(discover([root]), official).data.systems
-    assert (system.engine, system.swebench_mean, system.division, system.review) == (
-        "vllm 0.9.1",
-        pytest.approx(0.71),
-        "closed",
-        "passed",
-    )
+    assert (system.engine, system.division, system.review) == ("vllm 0.9.1", "closed", "passed")
+    assert system.swebench_mean == pytest.approx(0.71)
 
 
 def test_a_description_without_price_or_power_and_a_missing_one(trees: Submitter, tmp_path: Path) -> None:
@@ -248,6 +244,7 @@ def test_every_verdict(trees: Submitter, tmp_path: Path) -> None:
     assert [a.check for a in pts["acme-box8.c1"].audits] == ["swebench"]
 
 
+@pytest.mark.slow
 def test_the_real_reviews_verdict_is_the_explorers(trees: Submitter, tmp_path: Path, sample_shards: Path) -> None:
     """review.json as `trajbench review` writes it: each point's verdict follows the review's, and
     its audits are the review's checks of its scenario folder, then the submission's."""
@@ -385,6 +382,7 @@ def test_a_failed_build_leaves_the_previous_explorer_whole(
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".site")] == []
 
 
+@pytest.mark.slow
 def test_cli_explore(inputs: Path, tmp_path: Path) -> None:
     res = trajbench("explore", str(inputs), "--out", str(tmp_path / "site"))
     assert res.code == 0, res.err

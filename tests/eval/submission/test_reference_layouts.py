@@ -96,7 +96,7 @@ def test_publish_submission_lays_out_the_same_files(built_tree: Path, tmp_path: 
         assert not [k for k in template if "TODO" in str(filled[k])], name
 
 
-def _parser(tmp_path: Path):  # type: ignore[no-untyped-def]
+def _parser(tmp_path: Path):
     pkg = _fetch(INFERENCE_ENV, CHECKER, tmp_path / "inference")
     sys.path.insert(0, str(pkg.parent))
     try:

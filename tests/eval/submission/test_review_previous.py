@@ -6,10 +6,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from reviewed import failed, reason, reviewed
 from subtrees import DATE, write_point
 
 from eval import submit
+
+#: each test builds and reviews submission trees: slow, run by .ci/run (`-m slow`)
+pytestmark = pytest.mark.slow
 
 RESULTS = "closed/Acme/results/acme-box/kimi-k3"
 

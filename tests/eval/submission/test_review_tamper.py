@@ -8,12 +8,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+import pytest
 from reviewed import failed, reason, reviewed
 from subtrees import edit_json, reseal_tree, rewrite_records
 
 import eval.submission as sub
 from replay import SUMMARY_FILE
+
+#: each test edits and reviews a copy of a submission tree: slow, run by .ci/run (`-m slow`)
+pytestmark = pytest.mark.slow
 
 RESULTS = "closed/Acme/results/acme-box/kimi-k3"
 
@@ -50,7 +55,7 @@ def test_a_partial_run_fails_complete_and_its_numbers(tree: Path, official: str)
 
 
 def test_failed_turns_fail_the_budget_with_their_counts(tree: Path, official: str) -> None:
-    def fail_one(rs: list) -> list:
+    def fail_one(rs: list[Any]) -> list[Any]:
         r = rs[3]
         rs[3] = replace(r, error_kind="http", http_status=500, error_message="boom", content="", reasoning="",
                         tool_calls=(), completion_tokens=None, client_output_tokens=None, finish_reason=None)  # fmt: skip
@@ -77,7 +82,7 @@ def test_a_hand_edited_run_json_is_seen(tree: Path, official: str) -> None:
 
 
 def test_edited_records_are_recomputed(tree: Path, official: str) -> None:
-    def inflate(rs: list) -> list:
+    def inflate(rs: list[Any]) -> list[Any]:
         return [replace(r, completion_tokens=4300, client_output_tokens=4300) for r in rs]
 
     rewrite_records(_run(tree, 4), inflate)

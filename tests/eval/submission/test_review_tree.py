@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
+import pytest
 from clirun import in_process
 from reviewed import failed, reason, reviewed
 from subtrees import DATE, edit_json, write_sweep
@@ -70,6 +72,7 @@ def test_an_official_submission_passes_every_check(tree: Path, official: str) ->
     assert f"| `submission` | files | pass | the {n} files the manifest lists, byte for byte, and no other |" in md
 
 
+@pytest.mark.slow
 def test_the_review_writes_where_it_is_told_and_twice_the_same_bytes(tree: Path, official: str, tmp_path: Path):
     reviewed(tree, expected_hash=official, out=tmp_path / "a")
     reviewed(tree, expected_hash=official, out=tmp_path / "b")
@@ -92,6 +95,7 @@ def test_a_simulated_target_never_passes(
     assert reason(report, "online-c0001", "target").startswith("measured against trajbench's simulator (GET /health")
 
 
+@pytest.mark.slow
 def test_the_dataset_hash_is_checked_against_the_official_one(tree: Path, official: str) -> None:
     report = reviewed(tree)  # the test dataset has no published hash
     assert ("submission", "official-dataset") in failed(report)
@@ -104,6 +108,7 @@ def test_the_dataset_hash_is_checked_against_the_official_one(tree: Path, offici
     assert reason(report, "online-c0004", "dataset").endswith("is not the expected ffffffffffffffff…")
 
 
+@pytest.mark.slow
 def test_the_shards_may_come_from_the_reviewer(tree: Path, official: str, sample_shards: Path, tmp_path: Path):
     mine = Path(shutil.copytree(sample_shards, tmp_path / "official-shards"))
     report = reviewed(tree, expected_hash=official, shards=mine)
@@ -119,7 +124,7 @@ def test_a_folder_that_is_not_a_tree_fails_and_still_gets_its_review(tmp_path: P
 
 
 def test_a_manifest_leading_outside_the_tree_is_refused(tree: Path, official: str) -> None:
-    def escape(m: dict) -> None:
+    def escape(m: dict[str, Any]) -> None:
         m["points"][0]["path"] = "../../elsewhere"
         m["points"][0]["run"] = "../../elsewhere/trajbench"
 
@@ -137,6 +142,7 @@ def test_a_manifest_leading_outside_the_tree_is_refused(tree: Path, official: st
     )
 
 
+@pytest.mark.slow
 def test_cli_review_exit_code_lines_and_json(tree: Path, official: str, capsys) -> None:
     code, out, err = in_process(["review", str(tree), "--expected-hash", official], capsys)
     assert code == 0, err

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -139,7 +140,7 @@ def test_only_complete_judged_accurate_frontier_points_are_submitted(
     sweep: Path, sample_shards: Path, system_yaml: Path, tmp_path: Path
 ) -> None:
     mine = Path(shutil.copytree(sweep, tmp_path / "sweep"))
-    extra = {
+    extra: dict[int, dict[str, Any]] = {
         3: dict(turn_ms=3000),  # slower and less throughput than c0002: dominated
         8: {},  # loses turns below
         16: dict(judge=False),

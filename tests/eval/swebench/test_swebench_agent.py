@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,8 +48,10 @@ def test_missing_extra_says_what_to_install(missing: tuple[str, ...], named: str
     assert not (tmp_path / "o").exists()
 
 
-def _config(profile: str) -> dict:
-    pytest.importorskip("minisweagent")
+def _config(profile: str) -> dict[str, Any]:
+    pytest.importorskip(
+        "minisweagent", reason="the SWE-bench extra is not installed: pip install 'trajbench[swebench]'"
+    )
     from eval.swebench import deps
 
     deps.require()
@@ -63,6 +66,7 @@ def _config(profile: str) -> dict:
     )
 
 
+@pytest.mark.slow
 def test_qwen_profile_params_reach_the_body_not_dropped() -> None:
     cfg = _config("qwen3.6-35b-a3b")
     mk = cfg["model"]["model_kwargs"]
@@ -84,6 +88,7 @@ def test_qwen_profile_params_reach_the_body_not_dropped() -> None:
     assert "api_key" not in mk
 
 
+@pytest.mark.slow
 def test_default_template_is_mini_swe_agents_swebench_config() -> None:
     cfg = _config("kimi-k3")
     from eval.swebench.agent import base_config

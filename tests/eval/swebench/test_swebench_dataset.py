@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -14,7 +15,7 @@ from eval import EvalError
 from eval.swebench import SwebenchError, load_instances
 
 
-def _rows(n: int) -> list[dict]:
+def _rows(n: int) -> list[dict[str, Any]]:
     return [instance(f"toy__calc-{k}", "fix", "0" * 40) for k in range(1, n + 1)]
 
 

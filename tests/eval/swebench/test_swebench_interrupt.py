@@ -12,18 +12,14 @@ import time
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("minisweagent")
-pytest.importorskip("swebench.harness")  # not "swebench": this test folder is on sys.path under that name
-
 from toy import ScriptedEndpoint, instance, make_repo, write_jsonl
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240), pytest.mark.usefixtures("swebench_extra")]
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def _wait_for(check, what: str, limit: float = 150.0) -> None:  # type: ignore[no-untyped-def]
+def _wait_for(check, what: str, limit: float = 150.0) -> None:
     end = time.monotonic() + limit
     while not check():
         if time.monotonic() > end:

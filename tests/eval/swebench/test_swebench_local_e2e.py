@@ -14,15 +14,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-
-pytest.importorskip("minisweagent")
-pytest.importorskip("swebench.harness")  # not "swebench": this test folder is on sys.path under that name
-
 from toy import ScriptedEndpoint, instance, make_repo, write_jsonl
 
 from cli import cli
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240), pytest.mark.usefixtures("swebench_extra")]
 
 KEY_ENV = "TRAJBENCH_TEST_SWEBENCH_KEY"
 KEY = "sk-test-do-not-write-7f3a9c"

@@ -135,6 +135,7 @@ def test_cli_mean_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "FAIL" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_the_run_records_the_engine_and_a_resume_must_find_the_same_one(tmp_path: Path) -> None:
     """Who the endpoint says it is goes into the summary (the same-model audit compares it with the
     performance points', docs/audits.md); a resumed run against another engine is refused."""

@@ -15,7 +15,7 @@ import traces
 from replay.sim import SimConfig
 
 #: Zero modelled latency: the tests check bookkeeping, never wait for modelled time.
-ZERO = {"step_base_ms": 0.0, "prefill_ms_per_token": 0.0, "batch_ms_per_seq": 0.0}
+ZERO: dict[str, Any] = {"step_base_ms": 0.0, "prefill_ms_per_token": 0.0, "batch_ms_per_seq": 0.0}
 
 SYSTEM = "You are a careful software engineer. Use the bash tool to inspect and fix the repository."
 TOOLS = [

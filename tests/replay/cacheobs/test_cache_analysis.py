@@ -27,6 +27,7 @@ def affinity_run(shards: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     return replay_on_sim(shards, tmp_path_factory.mktemp("aff") / "run", concurrency=2, cache_tokens=None)
 
 
+@pytest.mark.slow
 def test_round_robin_over_4_replicas_is_mostly_affinity_misses(shards: Path, tmp_path: Path) -> None:
     run = replay_on_sim(shards, tmp_path / "run", concurrency=2, replicas=4, router="round-robin", cache_tokens=None)
     a = cacheobs.analyse_cache(run).analysis
@@ -36,6 +37,7 @@ def test_round_robin_over_4_replicas_is_mostly_affinity_misses(shards: Path, tmp
     assert a.evictions_rose == 0.0
 
 
+@pytest.mark.slow
 def test_a_cache_far_smaller_than_the_working_set_is_mostly_eviction(shards: Path, tmp_path: Path) -> None:
     run = replay_on_sim(shards, tmp_path / "run", concurrency=3, delays=True, cache_tokens=1024)
     a = cacheobs.analyse_cache(run).analysis
@@ -44,6 +46,7 @@ def test_a_cache_far_smaller_than_the_working_set_is_mostly_eviction(shards: Pat
     assert a.cause("affinity_miss").turns == 0  # one replica: every turn lands where its session was
 
 
+@pytest.mark.slow
 def test_affinity_with_an_unlimited_cache_misses_only_within_a_block(affinity_run: Path) -> None:
     result = cacheobs.analyse_cache(affinity_run)
     a = result.analysis
@@ -56,6 +59,7 @@ def test_affinity_with_an_unlimited_cache_misses_only_within_a_block(affinity_ru
     assert sum(1 for r in result.rows if r.cross > 0) == 5
 
 
+@pytest.mark.slow
 def test_same_run_folder_same_bytes(affinity_run: Path, tmp_path: Path) -> None:
     first = cacheobs.analyse_cache(affinity_run, out=tmp_path / "a")
     second = cacheobs.analyse_cache(affinity_run, out=tmp_path / "b")
@@ -91,6 +95,7 @@ def test_a_tokenizer_that_cannot_load_is_a_clear_error(affinity_run: Path, tmp_p
         cacheobs.analyse_cache(affinity_run, cacheobs.CacheOptions(tokenizer="kimi"), out=tmp_path)
 
 
+@pytest.mark.slow
 def test_the_report_shows_a_run_folders_cache_analysis(affinity_run: Path, tmp_path: Path) -> None:
     import shutil
 
@@ -120,6 +125,7 @@ def test_an_analysis_written_into_a_sealed_run_folder_amends_its_seal(affinity_r
     assert {seal.files[f.name].writer for f in made} == {f"analyze cache {replay.read_run_info(run).trajbench_version}"}
 
 
+@pytest.mark.slow
 def test_a_sweep_folder_charts_the_deficit_against_concurrency(
     shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -144,6 +150,7 @@ def test_a_sweep_folder_charts_the_deficit_against_concurrency(
     assert high.cause("eviction").deficit_tokens > low.cause("eviction").deficit_tokens
 
 
+@pytest.mark.slow
 def test_an_engine_that_counts_otherwise_is_told_not_hidden(
     shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -174,6 +181,7 @@ def test_an_engine_that_counts_otherwise_is_told_not_hidden(
     assert "a deficit no earlier cause explains is template_drift there" in err
 
 
+@pytest.mark.slow
 def test_an_engine_that_counts_otherwise_is_template_drift(shards: Path, tmp_path: Path) -> None:
     """Evidence end to end: the simulator without the run's tokenizer renders and counts its own
     way (~4 characters a token), so its cache keys are not the client's prompt's; the deficits no
@@ -194,6 +202,7 @@ def test_an_engine_that_counts_otherwise_is_template_drift(shards: Path, tmp_pat
     assert not [r for r in result.rows if r.template_checked or r.engine_divergence is not None]
 
 
+@pytest.mark.slow
 def test_a_simulator_run_is_analysed_in_the_simulators_own_units(
     shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -66,6 +66,7 @@ def _tail_drift(text: str) -> str:
     return text + "zzz"
 
 
+@pytest.mark.slow
 def test_a_divergence_inside_the_ideal_prefix_is_template_drift(
     shards: Path, qwen: ChatTokenizer, tight_run: Path, plain: cacheobs.CacheResult, tmp_path: Path
 ) -> None:
@@ -95,6 +96,7 @@ def test_a_divergence_inside_the_ideal_prefix_is_template_drift(
     assert "template_drift" in a.rules and "--template-check" in a.rules["template_drift"]
 
 
+@pytest.mark.slow
 def test_a_divergence_past_the_ideal_prefix_is_no_drift(
     shards: Path, qwen: ChatTokenizer, tight_run: Path, plain: cacheobs.CacheResult, tmp_path: Path
 ) -> None:
@@ -109,6 +111,7 @@ def test_a_divergence_past_the_ideal_prefix_is_no_drift(
     assert result.analysis.cause("template_drift").turns == 0
 
 
+@pytest.mark.slow
 def test_a_tail_only_change_is_no_drift_on_cycled_re_salted_repeats(
     qwen: ChatTokenizer, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -134,6 +137,7 @@ def test_a_tail_only_change_is_no_drift_on_cycled_re_salted_repeats(
     assert result.analysis.cause("template_drift").turns == 0
 
 
+@pytest.mark.slow
 def test_an_identical_check_keeps_count_mismatches_from_being_drift(
     shards: Path, qwen: ChatTokenizer, tight_run: Path, plain: cacheobs.CacheResult, tmp_path: Path
 ) -> None:
@@ -143,6 +147,7 @@ def test_an_identical_check_keeps_count_mismatches_from_being_drift(
     assert [r.cause for r in result.rows] == [r.cause for r in plain.rows]
 
 
+@pytest.mark.slow
 def test_the_warning_names_the_count_fallback_on_turns_no_check_covers(
     shards: Path, qwen: ChatTokenizer, tmp_path: Path
 ) -> None:
@@ -180,6 +185,7 @@ def test_the_turn_rows_keep_the_divergence(shards: Path, qwen: ChatTokenizer, ti
     assert cacheobs.CacheAnalysis.read(tmp_path / "a") == result.analysis
 
 
+@pytest.mark.slow
 def test_a_check_of_other_shards_or_no_check_at_all_is_refused(
     shards: Path, qwen: ChatTokenizer, tight_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -209,6 +215,7 @@ def test_a_check_of_other_shards_or_no_check_at_all_is_refused(
         cacheobs.analyse_cache(tight_run, cacheobs.CacheOptions(template_check=str(vocab)), out=tmp_path)
 
 
+@pytest.mark.slow
 def test_only_a_divergence_inside_the_checked_prompt_parts_the_cache_key(
     shards: Path, qwen: ChatTokenizer, tight_run: Path, plain: cacheobs.CacheResult, tmp_path: Path
 ) -> None:

@@ -7,50 +7,20 @@ from __future__ import annotations
 import orjson
 from hypothesis import given
 from hypothesis import strategies as st
+from records import record
 
 from replay.cacheobs.causes import attribute, count_mismatch, drift_evidence, infer_block_size
 from replay.cacheobs.drift import CheckedTurn, TemplateCheck
 from replay.cacheobs.ideal import common_prefix, stored_repeat
 from replay.engine.promscrape import CacheMetrics, Scrape, cache_series
-from replay.results.records import Record, record_from_dict, record_line
-
-BASE = dict(
-    instance_id="a",
-    trajectory_id="a",
-    repeat=1,
-    turn=1,
-    client_turn_index=0,
-    slot=0,
-    worker=0,
-    prompt_sha256="0" * 64,
-    salt_repeat="",
-    salt_conversation="",
-    t_send_ns=10,
-    t_first_ns=20,
-    t_last_ns=30,
-    chunk_ns=(20, 5020),  # whole µs apart: records keep µs
-    delay_s=0.0,
-    in_window=True,
-    content="x",
-    reasoning="",
-    tool_calls=(),
-    finish_reason="stop",
-    prompt_tokens=5,
-    completion_tokens=1,
-    cached_tokens=0,
-    client_prompt_tokens=None,
-    client_output_tokens=None,
-    http_status=200,
-    error_kind=None,
-    error_message=None,
-)
+from replay.results.records import record_from_dict, record_line
 
 
 def test_the_replica_is_written_only_when_the_run_keeps_one() -> None:
-    plain = Record(**BASE)  # type: ignore[arg-type]
+    plain = record()
     assert b"replica" not in record_line(plain)
     assert record_from_dict(orjson.loads(record_line(plain))).replica is None
-    kept = Record(**BASE, replica="3")  # type: ignore[arg-type]
+    kept = record(replica="3")
     assert orjson.loads(record_line(kept))["replica"] == "3"
     assert record_from_dict(orjson.loads(record_line(kept))) == kept
 

@@ -12,18 +12,24 @@ import pytest
 from replay import ReplayError
 from replay.client.eventloop import ENV, current_loop, event_loop, run_loop, watch_pipe
 
-uvloop = pytest.importorskip("uvloop")  # a dependency wherever uvloop builds (not Windows)
+
+@pytest.fixture
+def needs_uvloop() -> None:
+    """uvloop is a dependency wherever it builds (not Windows): the tests of it skip elsewhere."""
+    pytest.importorskip("uvloop", reason="uvloop does not build here (Windows)")
 
 
-async def _kind() -> str:
+async def _kind() -> str | None:
     return current_loop()
 
 
+@pytest.mark.usefixtures("needs_uvloop")
 def test_uvloop_is_the_default_and_the_loop_really_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENV, raising=False)
     assert event_loop() == "uvloop" and run_loop(_kind()) == "uvloop"
 
 
+@pytest.mark.usefixtures("needs_uvloop")
 def test_the_environment_or_the_caller_chooses_asyncio(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV, "asyncio")
     assert run_loop(_kind()) == "asyncio"
@@ -37,6 +43,7 @@ def test_an_unknown_loop_is_refused_with_its_source(monkeypatch: pytest.MonkeyPa
         event_loop()
 
 
+@pytest.mark.usefixtures("needs_uvloop")
 def test_a_watched_pipe_carries_a_message_larger_than_the_pipe_on_uvloop() -> None:
     # libuv makes a watched descriptor non-blocking; a 1 MiB record would then fail halfway
     parent, child = mp.Pipe()

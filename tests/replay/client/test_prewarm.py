@@ -16,9 +16,9 @@ import pytest
 from loopback_server import LoopbackServer, Reply
 from raw_server import Exchange, RawServer, plain
 
+from replay.client import Connections
 from replay.client.transport import FastTransport
 from replay.config import RunConfig
-from replay.results.numbers import Connections
 from replay.run import run_replay
 
 
@@ -99,7 +99,7 @@ def test_a_socket_that_cannot_be_opened_is_counted_not_raised() -> None:
         run(go())
 
 
-@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_a_run_warms_every_slot_and_reports_its_sockets(sample_shards: Path, tmp_path: Path, workers: int) -> None:
     with LoopbackServer(lambda b, h: Reply(chunks=3)) as srv:
         cfg = RunConfig(

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from collections.abc import Awaitable, Callable
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
 import pytest
 from raw_server import END, Exchange, RawServer, chunk, full_stream, plain, sse_head
 
+from replay.client import transport as pool
 from replay.client.eventloop import run_loop
 from replay.client.http1 import BufferedConnection, Connection
 from replay.client.transport import TIMING_EXTENSION, FastTransport, Timing
@@ -22,7 +25,7 @@ _LOOP = ["asyncio"]
 def loop(request: pytest.FixtureRequest) -> str:
     """Every test on both loops: each gets its own kind of connection (see replay.client.http1)."""
     if request.param == "uvloop":
-        pytest.importorskip("uvloop")
+        pytest.importorskip("uvloop", reason="uvloop does not build here (Windows)")
     _LOOP[0] = request.param
     return str(request.param)
 
@@ -35,7 +38,12 @@ def test_each_loop_reads_through_its_kind_of_connection(loop: str, monkeypatch: 
     # asyncio's loop must read into the shared buffer (buffer_updated), uvloop hand over bytes
     buffered: list[int] = []
     real = BufferedConnection.buffer_updated
-    monkeypatch.setattr(BufferedConnection, "buffer_updated", lambda self, n: (buffered.append(n), real(self, n)))
+
+    def counted(self: BufferedConnection, n: int) -> None:
+        buffered.append(n)
+        real(self, n)
+
+    monkeypatch.setattr(BufferedConnection, "buffer_updated", counted)
 
     async def go() -> tuple[type, bytes]:
         async with RawServer(serve(plain(200, b'{"ok": 1}'))) as srv:
@@ -140,24 +148,29 @@ def test_kept_alive_socket_closed_by_server_is_retried_on_a_fresh_one() -> None:
         async with RawServer(script) as srv:
             async with httpx.AsyncClient(transport=FastTransport(2)) as c:
                 assert (await c.get(srv.url + "/")).content == b"ok"
-                await asyncio.sleep(0.05)
+                await srv.connections_ended()  # the server has closed the idle socket
                 assert (await c.get(srv.url + "/")).content == b"ok"
             assert srv.books.connections == 2
 
     run(go())
 
 
-def test_socket_idle_longer_than_max_idle_is_not_reused() -> None:
+def test_socket_idle_longer_than_max_idle_is_not_reused(monkeypatch: pytest.MonkeyPatch) -> None:
     """A server closes idle keep-alive sockets on its own clock; one that idled past `max_idle_s`
     could be closing while we write, so it is dropped unused (never a resend) and a fresh one
     carries the request. Sockets reused within `max_idle_s` stay."""
 
+    # the pool's clock, moved on by the test: idle times of 1 s and 100 s against a limit of 10 s
+    # hold however long this machine takes between requests (well under the 9 s of slack)
+    skipped = [0]
+    monkeypatch.setattr(pool, "time", SimpleNamespace(monotonic_ns=lambda: time.monotonic_ns() + skipped[0]))
+
     async def go() -> None:
         async with RawServer(serve(plain(200, b"ok"))) as srv:
-            tr = FastTransport(2, max_idle_s=0.2)
+            tr = FastTransport(2, max_idle_s=10)
             async with httpx.AsyncClient(transport=tr) as c:
-                for pause in (0.0, 0.05, 0.3, 0.05):
-                    await asyncio.sleep(pause)
+                for idle_s in (0, 1, 100, 1):
+                    skipped[0] += idle_s * 10**9
                     assert (await c.get(srv.url + "/")).content == b"ok"
             assert (len(srv.books.requests), srv.books.connections, tr.expired, tr.reconnects) == (4, 2, 1, 0)
 
@@ -188,7 +201,7 @@ def test_closing_a_response_early_closes_the_connection() -> None:
                 async with c.stream("POST", srv.url + "/", content=b"{}") as r:
                     async for _ in r.aiter_raw():
                         break
-            await asyncio.sleep(0.05)
+            await srv.connections_ended()
             assert srv.books.closed_by_client == 1
 
     run(go())
@@ -241,7 +254,7 @@ def test_read_timeout_when_headers_never_come() -> None:
             async with httpx.AsyncClient(transport=FastTransport(2), timeout=httpx.Timeout(5, read=0.1)) as c:
                 with pytest.raises(httpx.ReadTimeout):
                     await c.get(srv.url + "/")
-            await asyncio.sleep(0.05)
+            await srv.connections_ended()
             assert srv.books.closed_by_client == 1
 
     run(go())

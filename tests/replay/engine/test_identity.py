@@ -118,6 +118,7 @@ def test_a_server_that_says_nothing_or_too_much_is_unknown_never_an_error() -> N
     assert dead.engine == "unknown" and dead.answered == []
 
 
+@pytest.mark.slow
 def test_the_reset_each_engine_serves_is_called_and_recorded() -> None:
     routes = {**VLLM, ("POST", "/reset_prefix_cache"): (200, b"")}
     with engine(routes) as (url, seen):

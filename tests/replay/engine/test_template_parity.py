@@ -101,6 +101,7 @@ def test_a_drifted_template_is_found_at_the_first_divergent_token(
     assert sample_turns(traces.Shards(counted), 5, 3) == sample_turns(traces.Shards(counted), 5, 3)
 
 
+@pytest.mark.slow
 def test_the_command_prints_each_turn_and_exits_1_only_when_strict(
     counted: Path, qwen: ChatTokenizer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -166,6 +167,7 @@ def test_vllm_gets_the_reasoning_under_the_name_its_tokenize_reads(counted: Path
     assert any("reasoning_content" in m for b in seen for m in b["messages"] if m["role"] == "assistant")
 
 
+@pytest.mark.slow
 def test_the_served_model_name_is_found_not_guessed(
     counted: Path, qwen: ChatTokenizer, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -236,6 +238,7 @@ def _collapse_spaces(text: str) -> str:
     return re.sub(r" {2,}", " ", text)
 
 
+@pytest.mark.slow
 def test_an_engine_that_erases_the_marker_is_found_and_fails_strict(
     counted: Path, qwen: ChatTokenizer, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from records import record
 
 import cli
 from replay import ReplayError
 from replay.config import RunConfig
 from replay.loop.raybackend import WorkerClock, clock_sample, shift_record
-from replay.results.records import Record
 
 
 def test_backend_ray_without_ray_names_the_extra(
@@ -51,37 +51,6 @@ def test_the_clock_offset_is_the_round_trip_midpoint_of_the_shortest_round_trip(
 
 
 def test_a_record_moves_to_the_driver_clock_as_one_block() -> None:
-    rec = Record(
-        **{
-            "instance_id": "i",
-            "trajectory_id": "t",
-            "repeat": 1,
-            "turn": 0,
-            "client_turn_index": 0,
-            "slot": 0,
-            "worker": 0,
-            "prompt_sha256": "",
-            "salt_repeat": "",
-            "salt_conversation": "",
-            "t_send_ns": 1000,
-            "t_first_ns": 1500,
-            "t_last_ns": 1900,
-            "chunk_ns": (1500, 1700, 1900),
-            "delay_s": 0.0,
-            "in_window": True,
-            "content": "",
-            "reasoning": "",
-            "tool_calls": (),
-            "finish_reason": "stop",
-            "prompt_tokens": None,
-            "completion_tokens": None,
-            "cached_tokens": None,
-            "client_prompt_tokens": None,
-            "client_output_tokens": None,
-            "http_status": 200,
-            "error_kind": None,
-            "error_message": None,
-        }
-    )
+    rec = record(t_send_ns=1000, t_first_ns=1500, t_last_ns=1900, chunk_ns=(1500, 1700, 1900))
     moved = shift_record(rec, -1000)
     assert (moved.t_send_ns, moved.t_first_ns, moved.t_last_ns, moved.chunk_ns) == (0, 500, 900, (500, 700, 900))

@@ -1,6 +1,6 @@
 """`--backend ray` on a real two-node Ray cluster started here (docs/ray.md): the same requests as
 `--backend process`, workers on both nodes, C requests in flight, and a killed actor that loses
-only its in-flight turns. Skipped when Ray is not installed (the extra `trajbench[ray]`)."""
+only its in-flight turns. Each test skips when Ray is not installed (the extra `trajbench[ray]`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ import asyncio
 import hashlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -27,9 +29,7 @@ from replay.results.records import read_records
 from replay.results.runinfo import read_run_info
 from replay.run import instance_turns, planned_turns, run_replay
 
-ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'trajbench[ray]'")
-
-pytestmark = pytest.mark.ray
+pytestmark = [pytest.mark.ray, pytest.mark.slow]  # a two-node cluster: slow, run by .ci/run
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -58,10 +58,19 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @pytest.fixture(scope="module")
-def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def ray() -> Any:
+    """Ray itself; each test that needs it skips without it (the extra `trajbench[ray]`)."""
+    return pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'trajbench[ray]'")
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(ray: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A head node and a second node joining it (one CPU each, dashboard and usage stats off),
-    both importing this checkout; stopped afterwards even when a test fails."""
+    both importing this checkout; stopped afterwards even when a test fails. The nodes' logs are
+    in the test's tmp folder; Ray's own folder is a short one of its own (its socket paths must
+    fit in 107 bytes, which a test worker's tmp folder does not leave room for)."""
     tmp = tmp_path_factory.mktemp("ray")
+    sockets = Path(tempfile.mkdtemp(prefix="tb-ray-"))
     env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests")]))
     procs = [
         _ray_start(
@@ -69,7 +78,7 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 "--head",
                 "--port=0",
                 "--include-dashboard=false",
-                f"--temp-dir={tmp}",
+                f"--temp-dir={sockets}",
                 '--resources={"tb_head": 1}',
             ],
             tmp / "head.log",
@@ -95,6 +104,7 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             ray.shutdown()
         for proc in reversed(procs):
             _stop(proc)
+        shutil.rmtree(sockets, ignore_errors=True)
 
 
 def _config(shards: Path, url: str, out: Path, **kw: Any) -> RunConfig:
@@ -162,7 +172,7 @@ def test_ray_sends_what_processes_send_from_both_nodes(ray_cluster: str, sample_
         assert w.lost is None
 
 
-def test_a_resource_label_pins_the_workers(ray_cluster: str, sample_shards: Path, tmp_path: Path) -> None:
+def test_a_resource_label_pins_the_workers(ray: Any, ray_cluster: str, sample_shards: Path, tmp_path: Path) -> None:
     with LoopbackServer(lambda b, h: Reply(chunks=2)) as srv:
         run_dir = asyncio.run(
             run_replay(
@@ -184,7 +194,7 @@ def test_a_resource_label_pins_the_workers(ray_cluster: str, sample_shards: Path
     assert [w.node_id for w in info.ray.workers] == [node["NodeID"]]
 
 
-async def _kill_worker_once_busy(srv: LoopbackServer, worker: int, after: int) -> None:
+async def _kill_worker_once_busy(ray: Any, srv: LoopbackServer, worker: int, after: int) -> None:
     while len(srv.books.requests) < after:
         await asyncio.sleep(0.02)
     names = [a for a in ray.util.list_named_actors(all_namespaces=True) if a["name"].endswith(f"-w{worker}")]
@@ -193,7 +203,9 @@ async def _kill_worker_once_busy(srv: LoopbackServer, worker: int, after: int) -
     ray.kill(actor, no_restart=True)
 
 
-def test_a_killed_worker_loses_only_its_in_flight_turns(ray_cluster: str, sample_shards: Path, tmp_path: Path) -> None:
+def test_a_killed_worker_loses_only_its_in_flight_turns(
+    ray: Any, ray_cluster: str, sample_shards: Path, tmp_path: Path
+) -> None:
     config = _config(
         sample_shards,
         "",
@@ -209,7 +221,7 @@ def test_a_killed_worker_loses_only_its_in_flight_turns(ray_cluster: str, sample
         from dataclasses import replace
 
         run = asyncio.create_task(run_replay(replace(config, endpoint=url)))
-        await _kill_worker_once_busy(srv, 1, after=6)
+        await _kill_worker_once_busy(ray, srv, 1, after=6)
         return await run
 
     with LoopbackServer(lambda b, h: Reply(chunks=3, chunk_delay=0.05)) as srv:
@@ -239,7 +251,7 @@ def test_a_killed_worker_loses_only_its_in_flight_turns(ray_cluster: str, sample
 
 
 def test_below_min_workers_the_run_stops_with_a_clear_error(
-    ray_cluster: str, sample_shards: Path, tmp_path: Path
+    ray: Any, ray_cluster: str, sample_shards: Path, tmp_path: Path
 ) -> None:
     config = _config(
         sample_shards,
@@ -257,7 +269,7 @@ def test_below_min_workers_the_run_stops_with_a_clear_error(
         from dataclasses import replace
 
         run = asyncio.create_task(run_replay(replace(config, endpoint=url)))
-        await _kill_worker_once_busy(srv, 0, after=2)
+        await _kill_worker_once_busy(ray, srv, 0, after=2)
         return await run
 
     with LoopbackServer(lambda b, h: Reply(chunks=3, chunk_delay=0.05)) as srv:

@@ -5,13 +5,13 @@ window rule as plain state."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from records import record
 
 import traces
 from replay.client.stream import StreamResult
@@ -27,7 +27,7 @@ IDS = ["acme__widgets-101", "acme__parser-7", "sim_001", "sim_002"]
 class FakeClient:
     """Answers at once; `fail(body, headers)` → True makes that turn an HTTP 500."""
 
-    def __init__(self, fail=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, fail=None) -> None:
         self.sent: list[tuple[dict[str, Any], dict[str, str]]] = []
         self.fail = fail or (lambda body, headers: False)
 
@@ -224,7 +224,7 @@ class _Opened:
 
 
 # ---- the coordinator: FIFO and window as plain state
-def fake_clock(values: list[int]):  # type: ignore[no-untyped-def]
+def fake_clock(values: list[int]):
     it = iter(values)
     return lambda: next(it)
 
@@ -232,7 +232,8 @@ def fake_clock(values: list[int]):  # type: ignore[no-untyped-def]
 def test_coordinator_hands_out_ordinals_then_closes_on_a_finished_slot() -> None:
     c = Coordinator(3, stop_at_window_end=False, clock=fake_clock([500]))
     assert [c.next_instance(False) for _ in range(3)] == [0, 1, 2]
-    assert c.next_instance(False) is None and c.window_close_ns is None  # an idle slot from the start
+    idle = c.next_instance(False), c.window_close_ns  # an idle slot from the start
+    assert idle == (None, None)
     assert c.next_instance(True) is None and c.window_close_ns == 500
     assert not c.stopped
     assert c.in_window(499) and not c.in_window(500)
@@ -259,67 +260,45 @@ def test_coordinator_stops_issuing_at_window_end_when_asked() -> None:
 def test_coordinator_stamps_records_by_send_time() -> None:
     c = Coordinator(0, stop_at_window_end=False, clock=fake_clock([1000]))
     assert c.next_instance(True) is None
-    assert c.stamp(Record(**_RECORD, t_send_ns=999)).in_window  # issued before the close, finished after
-    assert not c.stamp(Record(**_RECORD, t_send_ns=1000)).in_window
+    assert c.stamp(_sent(999)).in_window  # issued before the close, finished after
+    assert not c.stamp(_sent(1000)).in_window
 
 
 def test_a_send_already_stamped_in_the_window_stays_before_the_close() -> None:
     # another worker's turn sent at 450 arrives (stamped in the window) before the request of the
     # slot that finished at 420: the close moves just past it, so no send is judged both ways
     c = Coordinator(0, stop_at_window_end=False, clock=fake_clock([500]))
-    assert c.stamp(Record(**_RECORD, t_send_ns=450)).in_window
-    assert c.stamp(Record(**{**_RECORD, "error_kind": "aborted"}, t_send_ns=480)).in_window  # never sent
+    assert c.stamp(_sent(450)).in_window
+    assert c.stamp(_sent(480, error_kind="aborted")).in_window  # never sent
     assert c.next_instance(True, 420) is None and c.window_close_ns == 451
-    assert c.stamp(Record(**_RECORD, t_send_ns=450)).in_window and not c.in_window(451)
+    assert c.stamp(_sent(450)).in_window and not c.in_window(451)
     # a mapped send ahead of the coordinator's clock (a clock offset off) stays judged in
     ahead = Coordinator(0, stop_at_window_end=False, clock=fake_clock([500]))
-    assert ahead.stamp(Record(**_RECORD, t_send_ns=600)).in_window
+    assert ahead.stamp(_sent(600)).in_window
     assert ahead.next_instance(True, 420) is None and ahead.window_close_ns == 601
 
 
-_RECORD: dict[str, Any] = dict(
-    instance_id="a",
-    trajectory_id="a",
-    repeat=1,
-    turn=1,
-    client_turn_index=0,
-    slot=0,
-    worker=0,
-    prompt_sha256="",
-    salt_repeat="",
-    salt_conversation="",
-    t_first_ns=None,
-    t_last_ns=2000,
-    chunk_ns=(),
-    delay_s=0.0,
-    in_window=True,
-    content="",
-    reasoning="",
-    tool_calls=(),
-    finish_reason=None,
-    prompt_tokens=None,
-    completion_tokens=None,
-    cached_tokens=None,
-    client_prompt_tokens=None,
-    client_output_tokens=None,
-    http_status=200,
-    error_kind=None,
-    error_message=None,
-)
+def _sent(t_send_ns: int, **fields: Any) -> Record:
+    """A turn sent at `t_send_ns` that ended at 2000 ns, as a worker hands it to the coordinator."""
+    return record(t_send_ns=t_send_ns, t_first_ns=None, t_last_ns=2000, chunk_ns=(), **fields)
 
 
-class SlowCounter(LengthCounter):
-    """A tokenizer that takes `COUNT_S` per answer: far more than any real one, so a slot that
-    waited for it could not hide."""
+class GatedCounter(LengthCounter):
+    """A tokenizer whose every count waits until the coordinator's window has closed, that is until
+    the slot has read the last byte of its last turn: were a count on a turn's critical path, that
+    would never happen, and the gate gives up (after 60 s) and says so."""
 
-    COUNT_S = 0.3
-
-    def __init__(self) -> None:
+    def __init__(self, coord: Coordinator) -> None:
+        self.coord = coord
         self.calls = 0
+        self.gave_up = False
 
     def output_tokens(self, message: dict[str, Any], **kw: Any) -> int:
         self.calls += 1
-        time.sleep(self.COUNT_S)
+        deadline = time.monotonic() + 60
+        while self.coord.window_close_ns is None and not self.gave_up:
+            self.gave_up = time.monotonic() > deadline
+            time.sleep(0.01)
         return super().output_tokens(message, **kw)
 
 
@@ -332,8 +311,8 @@ def test_client_token_counting_is_off_the_turns_critical_path(shards_dir: Path) 
     from replay.loop.backend import open_client
 
     records: list[Record] = []
-    counter = SlowCounter()
     coord = Coordinator(1, stop_at_window_end=False)
+    counter = GatedCounter(coord)
     with LoopbackServer(lambda b, h: Reply(chunks=2)) as srv:
         plan = WorkerPlan(
             worker=0, slots=(0,), shards=str(shards_dir), profile="kimi-k3", base_url=srv.base_url, inject_delays=False
@@ -344,12 +323,10 @@ def test_client_token_counting_is_off_the_turns_critical_path(shards_dir: Path) 
                 await Scheduler(plan, LocalSource(coord, records.append), client, counter=counter).run()
 
         asyncio.run(main())
+    # every turn went out, and the last answer's last byte was read, while every count waited
+    assert not counter.gave_up
     assert len(records) >= 3 and all(r.ok for r in records)
     assert [r.turn for r in records] == sorted(r.turn for r in records)  # emitted in turn order
     assert all(r.client_output_tokens == len(r.content) for r in records)  # every count is there
     assert counter.calls == 2 * len(records)  # the whole answer and the part after its first chunk
-    for before, after in itertools.pairwise(records):
-        assert before.t_last_ns is not None
-        # the next turn went out long before the previous answer's two counts (0.6 s) were done
-        assert after.t_send_ns - before.t_last_ns < 1e9 * SlowCounter.COUNT_S
     assert coord.window_close_ns == records[-1].t_last_ns  # the last byte closed the window

@@ -6,7 +6,8 @@ A `HostileServer` runs in background threads, so a test can replay against it in
 (header `X-Trajbench-Preflight`) with a tiny valid stream (or `preflight(...)`, for tests of the
 preflight itself); every other POST goes to the test's
 `behave(conn, request, n)`, which writes bytes, stalls, closes or resets the socket. The server
-keeps its books: turn requests received (preflight and GETs apart) and connections accepted.
+keeps its books: turn requests received (preflight and GETs apart), connections accepted and
+connections closed.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 PREFLIGHT_HEADER = "x-trajbench-preflight"
 
@@ -120,7 +122,7 @@ class HostileServer:
         behave: Behave,
         *,
         models: tuple[str, ...] | None = ("m",),
-        health: dict | None = None,
+        health: dict[str, Any] | None = None,
         preflight: Behave | None = None,
         get: Behave | None = None,
     ) -> None:
@@ -132,6 +134,7 @@ class HostileServer:
         self.requests = 0
         self.preflights = 0
         self.connections = 0
+        self.closed = 0  # connections this server has closed (a behaviour ended them, or the client)
         self._lock = threading.Lock()
         self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -194,6 +197,8 @@ class HostileServer:
             if not keep or conn.gone:
                 break
         conn.close()
+        with self._lock:
+            self.closed += 1
 
     def _get(self, conn: Conn, req: Request) -> bool:
         if req.path.rstrip("/").endswith("/v1/models") and self.models is not None:

@@ -75,4 +75,5 @@ def cli_measured(args: list[str], timeout: float = 120) -> tuple[int, str, str, 
 
 
 def summary_of(run_dir: Path) -> dict[str, Any]:
-    return json.loads((run_dir / "performance" / "result_summary.json").read_text("utf-8"))
+    summary: dict[str, Any] = json.loads((run_dir / "performance" / "result_summary.json").read_text("utf-8"))
+    return summary

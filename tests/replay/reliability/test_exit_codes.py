@@ -58,6 +58,7 @@ def test_when_every_turn_fails_the_run_exits_3_and_says_why(
     assert "--tokenizer" not in stdout
 
 
+@pytest.mark.slow
 def test_a_sweep_stops_at_a_point_where_every_turn_failed_and_resumes_there(
     make_shards: Callable[..., Path], tmp_path: Path, capsys
 ) -> None:
@@ -96,6 +97,7 @@ def test_the_exit_codes_are_in_the_help(command: str, capsys) -> None:
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.slow
 def test_a_signal_ends_a_run_with_128_plus_its_number(
     sig: signal.Signals, code: int, make_shards: Callable[..., Path], tmp_path: Path
 ) -> None:
@@ -103,7 +105,8 @@ def test_a_signal_ends_a_run_with_128_plus_its_number(
     `replay sweep` and the other commands do; the run folder says it was interrupted."""
     out = tmp_path / "run"
     shards = str(make_shards({"a": [0.0, 0.0]}))
-    with LoopbackServer(lambda body, headers: Reply(chunks=20, chunk_delay=0.1)) as srv:
+    # turns of 10 s: the signal lands mid-turn however slow the machine
+    with LoopbackServer(lambda body, headers: Reply(chunks=20, chunk_delay=0.5)) as srv:
         args = ["replay", "run", shards, "--endpoint", srv.base_url, "--no-delays", "--drain-timeout", "0"]
         proc = cli_process([*args, "--out", str(out)])
         try:
@@ -121,9 +124,11 @@ def test_a_signal_ends_a_run_with_128_plus_its_number(
     assert summary_of(out)["trajbench"]["interrupted"] is True
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_sweep_at_its_point_with_exit_130(make_shards: Callable[..., Path], tmp_path: Path) -> None:
     folder = tmp_path / "sweep"
-    with LoopbackServer(lambda body, headers: Reply(chunks=20, chunk_delay=0.1)) as srv:
+    # turns of 10 s: the signal lands mid-turn however slow the machine
+    with LoopbackServer(lambda body, headers: Reply(chunks=20, chunk_delay=0.5)) as srv:
         proc = cli_process(
             [
                 "replay",

@@ -39,8 +39,8 @@ def test_the_soft_limit_is_raised_to_what_the_concurrency_needs(wide_shards: Pat
     if hard != resource.RLIM_INFINITY and hard < fds_needed(C, 1):
         pytest.skip(f"this machine's hard open-file limit ({hard}) is below what the test needs")
     out = tmp_path / "run"
-    # every turn takes 0.5 s, so all C slots hold a connection at the same time
-    with LoopbackServer(lambda body, headers: Reply(chunks=2, chunk_delay=0.25)) as srv:
+    # no turn is answered before every slot's has arrived: all C hold a connection at the same time
+    with LoopbackServer(lambda body, headers: Reply(chunks=2, hold_until=lambda: srv.books.max_inflight >= C)) as srv:
         done = _run(
             [
                 *("replay", "run", str(wide_shards), "--endpoint", srv.base_url, "-c", str(C), "--out", str(out)),

@@ -1,6 +1,6 @@
 """No run leaves a process behind, however it ends: the embedded simulator (and any worker) stops
 when its parent is SIGKILLed, when its stdin pipe closes, and on SIGTERM even with streams in
-flight. Real processes, real signals (Linux /proc is read to find the children)."""
+flight. Real processes, real signals (the SIGKILL test reads Linux /proc to find the children)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ from reliability_helpers import ROOT, cli_process
 
 from replay.sim import start_simulator
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc to find child processes")
+#: real processes killed and signalled mid-run: slow, run by .ci/run (`-m slow`)
+pytestmark = pytest.mark.slow
 
 SLOW = "--osl-mean 400 --step-base-ms 20 --prefill-ms-per-token 0 --batch-ms-per-seq 0"  # turns of ~8 s: the run is mid-flight
 
@@ -67,6 +68,7 @@ def _port_free(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) != 0
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc to find child processes")
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_sigkilled_run_leaves_no_simulator_or_worker_behind(
     workers: int, make_shards: Callable[..., Path], tmp_path: Path

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from hostile import Conn, HostileServer, Request, answer, reset_after
 from reliability_helpers import summary_of
 
@@ -24,6 +25,7 @@ def replay(shards: Path, out: Path, url: str, **kw: Any) -> Path:
     return asyncio.run(run_replay(RunConfig(shards=str(shards), endpoint=url, out=str(out), progress="none", **kw)))
 
 
+@pytest.mark.slow
 def test_a_request_reset_right_after_it_was_written_is_failed_never_resent(
     make_shards: Callable[..., Path], tmp_path: Path
 ) -> None:
@@ -87,14 +89,15 @@ def test_the_transport_counts_silent_reconnects_then_stops_reusing() -> None:
     """The first idle socket found closed is replaced (counted); from then on the pool knows the
     server closes its sockets early and opens a fresh one per request, so nothing more is lost."""
 
-    async def go(url: str) -> FastTransport:
+    async def go(srv: HostileServer) -> FastTransport:
         transport = FastTransport(2)
         async with httpx.AsyncClient(transport=transport) as c:
-            for _ in range(3):
-                assert (await c.post(url + "/v1/chat/completions", content=b"{}")).status_code == 200
-                await asyncio.sleep(0.2)  # the server closes the idle socket meanwhile
+            for n in range(1, 4):
+                assert (await c.post(srv.url + "/v1/chat/completions", content=b"{}")).status_code == 200
+                while srv.closed < n:  # the server closes the idle socket meanwhile
+                    await asyncio.sleep(0.01)
         return transport
 
     with HostileServer(_close_when_idle) as srv:
-        transport = asyncio.run(go(srv.url))
+        transport = asyncio.run(asyncio.wait_for(go(srv), 60))
     assert (srv.requests, srv.connections, transport.reconnects, transport.keeps_alive) == (3, 3, 1, False)

@@ -16,6 +16,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from clirun import ROOT, command
 from loopback_server import LoopbackServer, Reply
 from rich.console import Console
@@ -24,6 +25,7 @@ import traces
 from replay.config import RunConfig
 from replay.report.display import RunState, run_progress
 from replay.report.sweep_table import sweep_table
+from replay.results.records import read_records
 from replay.sweep import run_sweep
 
 #: ~0.25 s per turn (10 tokens at 25 ms a step): the sample's 17 turns take about 4 s.
@@ -35,13 +37,19 @@ def _env(seconds: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT), traces.PROGRESS_SECONDS_ENV: seconds}
 
 
+@pytest.mark.slow
 def test_a_piped_run_prints_status_lines_while_it_runs(sample_shards: Path, tmp_path: Path) -> None:
     argv = command("replay", "run", str(sample_shards), "--no-delays", "--out", str(tmp_path / "run"))
     p = subprocess.Popen(
         [*argv, "--sim-args", SLOW], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env("0.2")
     )
     lines: queue.Queue[str] = queue.Queue()
-    reader = threading.Thread(target=lambda: [lines.put(line) for line in p.stderr or ()], daemon=True)
+
+    def read() -> None:
+        for line in p.stderr or ():
+            lines.put(line)
+
+    reader = threading.Thread(target=read, daemon=True)
     reader.start()
     seen: list[str] = []
     try:
@@ -60,13 +68,15 @@ def test_a_piped_run_prints_status_lines_while_it_runs(sample_shards: Path, tmp_
     assert "Traceback" not in "".join(seen)
 
 
+@pytest.mark.slow
 def test_progress_none_prints_no_status_line(sample_shards: Path, tmp_path: Path) -> None:
-    start = time.monotonic()
     argv = [*command("replay", "run", str(sample_shards), "--no-delays", "--out", str(tmp_path / "run"))]
     argv += ["--progress", "none", "--sim-args", "--osl-mean 10 --osl-cv 0 --step-base-ms 5"]
     done = subprocess.run(argv, capture_output=True, text=True, env=_env("0.05"), timeout=120)
     assert done.returncode == 0, done.stderr
-    assert time.monotonic() - start > 0.5  # many intervals long: plain mode would have printed
+    records = list(read_records(tmp_path / "run"))
+    span_ns = max(r.t_last_ns or 0 for r in records) - min(r.t_send_ns for r in records)
+    assert span_ns > 10 * 0.05e9  # the replay lasted many intervals: plain mode would have printed
     assert not [line for line in done.stderr.splitlines() if line.startswith("replay  ")], done.stderr
 
 

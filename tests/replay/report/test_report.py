@@ -10,62 +10,22 @@ from typing import Any
 
 import pytest
 from browser import console_errors, dom, screenshot
-from runfolders import run_info
+from runfolders import gates, point_record, run_info
 
-from replay import Gates, Record, ReplayError, RunInfo, Slo, build_report
+from replay import Gates, ReplayError, RunInfo, Slo, build_report
 from replay.report.plots import curve_name, curves
 from replay.report.points import collect_points, load_point
 from replay.results import SweepPlan, SweepPoint
 from replay.results.summary import build_summary
 
 
-def _record(k: int, send: int, e2e_ms: int, tokens: int) -> Record:
-    return Record(
-        instance_id=f"t{k % 3}",
-        trajectory_id=f"t{k % 3}",
-        repeat=1,
-        turn=2 * k + 1,
-        client_turn_index=k,
-        slot=0,
-        worker=0,
-        prompt_sha256="0" * 64,
-        salt_repeat="4461",
-        salt_conversation="e643",
-        t_send_ns=send,
-        t_first_ns=send + 5_000_000,
-        t_last_ns=send + e2e_ms * 1_000_000,
-        chunk_ns=tuple(send + 5_000_000 + j * 1_000_000 for j in range(tokens)),
-        delay_s=0.0,
-        in_window=True,
-        content="x" * tokens,  # one character per token: TPOT counts the tokens after the first chunk
-        reasoning="",
-        tool_calls=(),
-        finish_reason="stop",
-        prompt_tokens=100,
-        completion_tokens=tokens,
-        cached_tokens=50,
-        client_prompt_tokens=None,
-        client_output_tokens=None,
-        http_status=200,
-        error_kind=None,
-        error_message=None,
-        first_chunk_chars=1,
-    )
-
-
 def make_run(folder: Path, concurrency: int, e2e_ms: int, tokens: int, **info_over: Any) -> Path:
     folder.mkdir(parents=True)
-    records = [_record(k, k * 100_000_000 // concurrency, e2e_ms, tokens) for k in range(12)]
+    records = [point_record(k, k * 100_000_000 // concurrency, e2e_ms, tokens) for k in range(12)]
     info = run_info(concurrency=concurrency, **info_over)
     info.write(folder)
     build_summary(records, info.to_json()).write(folder)
     return folder
-
-
-def gates(run_dir: Path) -> Gates:
-    """The accuracy verdicts the report draws (eval's files in a real sweep): c0004 fails inline."""
-    inline_pass = run_dir.name != "c0004"
-    return Gates(inline_score=0.9 if inline_pass else 0.1, inline_pass=inline_pass, osl_mean=40.0, osl_pass=True)
 
 
 @pytest.fixture
@@ -87,6 +47,7 @@ def test_per_user_speed_is_tokens_over_e2e(sweep: Path) -> None:
     assert points[2].accurate is False and points[0].cache_hit == pytest.approx(0.5)
 
 
+@pytest.mark.slow
 def test_report_files_and_reproducibility(sweep: Path, tmp_path: Path) -> None:
     a = build_report([("sys", sweep)], tmp_path / "r1", cost_per_hour=2.0, power_watts=400.0, gates_of=gates)
     b = build_report([("sys", sweep)], tmp_path / "r2", cost_per_hour=2.0, power_watts=400.0, gates_of=gates)
@@ -102,6 +63,7 @@ def test_report_files_and_reproducibility(sweep: Path, tmp_path: Path) -> None:
     assert "Dataset manifest hash: <code>abc123</code>" in html
 
 
+@pytest.mark.slow
 def test_reproducible_charts(sweep: Path, tmp_path: Path) -> None:
     """Every chart of the report, byte for byte, from the same folders."""
     a = build_report([("sys", sweep)], tmp_path / "r1", cost_per_hour=2.0, gates_of=gates).parent
@@ -135,6 +97,7 @@ def test_one_system_from_several_folders_keeps_the_latest_run_per_concurrency(sw
     assert [r["by"] for r in data["replaced"]] == [str(later), str(sweep / "c0004")]
 
 
+@pytest.mark.slow
 def test_one_system_refuses_another_dataset_or_profile(sweep: Path, tmp_path: Path) -> None:
     other_data = make_run(tmp_path / "other-data", 8, 100, 40, content_hash="def4567890")
     with pytest.raises(ReplayError) as exc:
@@ -152,6 +115,7 @@ def test_one_system_refuses_another_dataset_or_profile(sweep: Path, tmp_path: Pa
     assert 'id="dataset-warning"' not in build_report([("sys", sweep)], tmp_path / "same").read_text()
 
 
+@pytest.mark.slow
 def test_cli_label_takes_several_folders_of_one_system(sweep: Path, tmp_path: Path) -> None:
     from click.testing import CliRunner
 
@@ -224,6 +188,7 @@ def test_the_page_reads_at_a_glance(sweep: Path, tmp_path: Path) -> None:
         assert text in settings
 
 
+@pytest.mark.slow
 def test_report_renders_in_headless_chromium(sweep: Path, tmp_path: Path) -> None:
     """The page as a person sees it: a screenshot (kept under TRAJBENCH_SCREENSHOTS, its path
     printed), the DOM after load, and no script error. One system is judged by research gates, a
@@ -246,6 +211,7 @@ def test_report_renders_in_headless_chromium(sweep: Path, tmp_path: Path) -> Non
     assert console_errors(log + dom_log) == []
 
 
+@pytest.mark.slow
 def test_goodput_is_an_alternative_y_axis_of_the_pareto_report(tmp_path: Path) -> None:
     """Runs with an SLO (--slo): their goodput is a column and a second Pareto chart; a report of
     runs without one shows neither (test_report_files_and_reproducibility)."""
@@ -254,7 +220,7 @@ def test_goodput_is_an_alternative_y_axis_of_the_pareto_report(tmp_path: Path) -
     for c, e2e in ((1, 100), (2, 150)):
         folder = root / f"c{c:04d}"
         folder.mkdir(parents=True)
-        records = [_record(k, k * 100_000_000 // c, e2e, 40) for k in range(12)]
+        records = [point_record(k, k * 100_000_000 // c, e2e, 40) for k in range(12)]
         info = run_info(concurrency=c, slo=slo)
         info.write(folder)
         build_summary(records, info.to_json(), slo=info.slo).write(folder)
@@ -281,7 +247,9 @@ def test_a_session_limit_splits_the_session_goodput_curve_only(tmp_path: Path) -
         folder.mkdir()
         info = run_info(concurrency=c, slo=slo)
         info.write(folder)
-        build_summary([_record(k, k * 100_000_000, 100, 40) for k in range(12)], info.to_json(), slo=slo).write(folder)
+        build_summary([point_record(k, k * 100_000_000, 100, 40) for k in range(12)], info.to_json(), slo=slo).write(
+            folder
+        )
         folders.append(folder)
     points = [load_point(f, "sys") for f in folders]
     infos = {p.run_dir: RunInfo.read(p.run_dir) for p in points}
@@ -295,6 +263,7 @@ def test_a_session_limit_splits_the_session_goodput_curve_only(tmp_path: Path) -
     assert len(curves(sessions)) == 2
 
 
+@pytest.mark.slow
 def test_points_judged_by_different_slos_never_share_a_goodput_frontier(tmp_path: Path) -> None:
     """Goodput under a 1 s TTFT limit and under a 50 ms one do not compare: each SLO's points draw
     their own frontier (the SLO joins the curve's name); one SLO keeps the system's name."""
@@ -305,7 +274,9 @@ def test_points_judged_by_different_slos_never_share_a_goodput_frontier(tmp_path
         folder.mkdir()
         info = run_info(concurrency=c, slo=slo)
         info.write(folder)
-        build_summary([_record(k, k * 100_000_000, 100, 40) for k in range(12)], info.to_json(), slo=slo).write(folder)
+        build_summary([point_record(k, k * 100_000_000, 100, 40) for k in range(12)], info.to_json(), slo=slo).write(
+            folder
+        )
         return folder
 
     loose, tight = Slo(ttft_ms=1000.0), Slo(ttft_ms=50.0, session_s=0.5)

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 from browser import console_errors, dom, screenshot
-from runfolders import run_info
-from test_report import _record, gates
+from runfolders import gates, point_record, run_info
 
 from replay import Slo, build_report
 from replay.report.pareto import Point
@@ -35,7 +34,7 @@ def _widest_sweep(root: Path, concurrencies: tuple[int, ...]) -> Path:
     for c in concurrencies:
         folder = root / f"c{c:04d}"
         folder.mkdir(parents=True)
-        records = [_record(k, k * 100_000_000 // c, 100 + 10 * c, 4000) for k in range(12)]
+        records = [point_record(k, k * 100_000_000 // c, 100 + 10 * c, 4000) for k in range(12)]
         info = run_info(concurrency=c, slo=slo)
         info.write(folder)
         build_summary(records, info.to_json(), slo=slo).write(folder)
@@ -43,6 +42,7 @@ def _widest_sweep(root: Path, concurrencies: tuple[int, ...]) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_no_table_scrolls_sideways_at_1280_pixels(tmp_path: Path) -> None:
     sweep = _widest_sweep(tmp_path / "sweep", (1, 2, 4, 8, 16, 32, 64, 128, 1024))
     page = build_report(
@@ -111,6 +111,8 @@ def test_the_legend_lists_only_what_the_chart_draws(failing: str) -> None:
         p if p.label != failing else pt(p.concurrency, p.per_user_tps, p.throughput_tps, p.label, False) for p in points
     ]
     fig, _ = pareto_figure(points)
-    legend = {t.get_text() for t in fig.axes[0].get_legend().get_texts()}
+    drawn = fig.axes[0].get_legend()
+    assert drawn is not None
+    legend = {t.get_text() for t in drawn.get_texts()}
     drawing = "sys" if failing == "other" else "other"
     assert legend == {drawing, f"{failing}: fails an accuracy gate"}

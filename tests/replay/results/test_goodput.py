@@ -5,10 +5,12 @@ goodput = throughput)."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from records import record
 
 from replay import ReplayError, Slo, parse_slo
 from replay.report.sweep_table import sweep_table
@@ -33,14 +35,11 @@ def rec(
     in_window: bool = True,
 ) -> Record:
     send = send_ms * MS
-    return Record(
+    return record(
         instance_id=instance,
         trajectory_id=instance,
-        repeat=1,
         turn=turn,
         client_turn_index=turn,
-        slot=0,
-        worker=0,
         prompt_sha256="x",
         salt_repeat="",
         salt_conversation="",
@@ -48,17 +47,11 @@ def rec(
         t_first_ns=None if ttft_ms is None else send + ttft_ms * MS,
         t_last_ns=send + e2e_ms * MS,
         chunk_ns=(),
-        delay_s=0.0,
         in_window=in_window,
         content="x" * out,
-        reasoning="",
-        tool_calls=(),
         finish_reason=None if error else "stop",
         prompt_tokens=10,
         completion_tokens=None if error else out,
-        cached_tokens=None,
-        client_prompt_tokens=None,
-        client_output_tokens=None,
         http_status=None if error else 200,
         error_kind=error,
         error_message=error,
@@ -211,7 +204,7 @@ _limit = st.one_of(st.none(), st.floats(0.5, 10_000))
     st.dictionaries(st.sampled_from(["A", "B", "C", "D"]), st.integers(1, 12)),  # trajectories' lengths
 )
 def test_goodput_never_exceeds_throughput(
-    raw: list, ttft: float | None, tpot: float | None, sess: float | None, lengths: dict[str, int]
+    raw: list[Any], ttft: float | None, tpot: float | None, sess: float | None, lengths: dict[str, int]
 ) -> None:
     records = _records(raw, failures=True)
     slo = Slo(ttft, tpot, sess) if (ttft or tpot or sess) else Slo(ttft_ms=1e12)
@@ -227,7 +220,7 @@ def test_goodput_never_exceeds_throughput(
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(_turn, min_size=1, max_size=30))
-def test_infinite_slos_give_goodput_equal_to_throughput(raw: list) -> None:
+def test_infinite_slos_give_goodput_equal_to_throughput(raw: list[Any]) -> None:
     records = _records(raw, failures=False)
     unlimited = parse_slo("ttft_ms=inf,tpot_ms=inf", math.inf)
     numbers = trajbench_metrics(records)

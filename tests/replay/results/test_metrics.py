@@ -5,87 +5,25 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from metricrecords import RECORDS, S, rec
 from runfolders import run_info
 
 from replay import Slo
+from replay.client import Connections
+from replay.results import REPORT_FILE, SUMMARY_FILE
 from replay.results.metrics import reference_metrics, trajbench_metrics
-from replay.results.numbers import Connections
-from replay.results.records import Record, RecordWriter, tokens_after_first, tpot_ns
+from replay.results.records import RecordWriter, tokens_after_first, tpot_ns
 from replay.results.rollup import rollup
-from replay.results.summary import OURS, REPORT_FILE, SUMMARY_FILE, build_summary, write_results
+from replay.results.summary import OURS, build_summary, write_results
 from traces import PERCENTILES, distribution, to_json
 
-S = 1_000_000_000  # ns per second
 GOLDEN = Path(__file__).parents[1] / "data" / "result_summary.shape.json"
-
-
-def rec(
-    instance: str,
-    turn: int,
-    send: float,
-    first: float | None,
-    last: float | None,
-    *,
-    out: int | None = None,
-    client_out: int | None = None,
-    prompt: int | None = 100,
-    client_prompt: int | None = None,
-    cached: int | None = None,
-    error: str | None = None,
-    in_window: bool = True,
-    chunks: tuple[float, ...] = (),
-    finish: str | None = "stop",
-    content: str = "",
-    first_chars: int | None = None,
-    after_first: int | None = None,
-) -> Record:
-    return Record(
-        instance_id=instance,
-        trajectory_id=instance.split("__")[0],
-        repeat=1,
-        turn=turn,
-        client_turn_index=turn // 2,
-        slot=0,
-        worker=0,
-        prompt_sha256="x",
-        salt_repeat="4461",
-        salt_conversation="abcd",
-        t_send_ns=int(send * S),
-        t_first_ns=None if first is None else int(first * S),
-        t_last_ns=None if last is None else int(last * S),
-        chunk_ns=tuple(int(c * S) for c in chunks),
-        delay_s=0.0,
-        in_window=in_window,
-        content=content,
-        reasoning="",
-        tool_calls=(),
-        finish_reason=None if error else finish,
-        prompt_tokens=None if error else prompt,
-        completion_tokens=None if error else out,
-        cached_tokens=cached,
-        client_prompt_tokens=client_prompt,
-        client_output_tokens=client_out,
-        http_status=None if error else 200,
-        error_kind=error,
-        error_message=error,
-        first_chunk_chars=first_chars,
-        client_tokens_after_first=after_first,
-    )
-
-
-RECORDS = [
-    rec("A", 1, 0.0, 0.1, 1.0, out=11, client_out=12, client_prompt=98, cached=40, chunks=(0.1, 0.4, 1.0)),
-    rec("B", 1, 0.5, 0.6, 1.5, out=None, client_out=4, prompt=None, finish="length"),
-    rec("A", 3, 2.0, 2.2, 3.0, out=5, cached=60),
-    rec("C", 1, 1.0, None, 1.2, error="http"),
-    rec("C", 3, 1.2, None, None, error="aborted"),
-    rec("B", 3, 3.5, 3.6, 9.0, out=50, in_window=False),  # the tail: issued after the close
-]
 
 
 def test_distribution_takes_observed_values_with_the_lower_method() -> None:
@@ -207,7 +145,7 @@ def test_partial_turns_are_completed_samples_under_the_reference_keys() -> None:
         rec("D", 1, 0.0, None, 0.5, error="http"),
         rec("D", 3, 0.5, None, None, error="aborted"),
     ]
-    recs[1] = Record(**{**vars(recs[1]), "http_status": 200})
+    recs[1] = replace(recs[1], http_status=200)
     m = to_json(reference_metrics(recs, tokenizer=True))
     assert (m["n_samples_issued"], m["n_samples_completed"], m["n_samples_failed"]) == (5, 5, 2)
     assert m["output_sequence_lengths"]["total"] == 8  # A and the partial B; the empty C has no output

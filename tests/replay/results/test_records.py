@@ -12,6 +12,7 @@ import pytest
 import zstandard
 from hypothesis import given
 from hypothesis import strategies as st
+from records import record
 
 from replay.errors import ReplayError
 from replay.results.layout import RECORDS_FILE, RECORDS_ZST_FILE
@@ -35,35 +36,19 @@ def _json(r: Record) -> str:
 
 
 def _record(k: int, chunk_ns: tuple[int, ...]) -> Record:
-    return Record(
+    return record(
         instance_id=f"t{k}__r1",
         trajectory_id=f"t{k}",
-        repeat=1,
-        turn=1,
-        client_turn_index=0,
-        slot=0,
-        worker=0,
         prompt_sha256="x",
-        salt_repeat="4461",
         salt_conversation="abcd",
         t_send_ns=SEND,
         t_first_ns=chunk_ns[0] if chunk_ns else None,
         t_last_ns=chunk_ns[-1] if chunk_ns else None,
         chunk_ns=chunk_ns,
-        delay_s=0.0,
-        in_window=True,
         content="héllo " * 3,
-        reasoning="",
         tool_calls=({"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}},),
-        finish_reason="stop",
         prompt_tokens=10,
         completion_tokens=3,
-        cached_tokens=None,
-        client_prompt_tokens=None,
-        client_output_tokens=None,
-        http_status=200,
-        error_kind=None,
-        error_message=None,
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from test_metrics import RECORDS, S, rec
+from metricrecords import RECORDS, S, rec
 
 from replay.results import cross_check
 from replay.results.metrics import trajbench_metrics

@@ -60,7 +60,8 @@ def complete(
 ) -> dict[str, Any]:
     r = client.post(base_url + "/v1/chat/completions", json={**body, "stream": False}, headers=headers or {})
     r.raise_for_status()
-    return r.json()
+    answer: dict[str, Any] = r.json()
+    return answer
 
 
 def chat(text: str | None = None, tools: bool = False, max_tokens: int | None = 64) -> dict[str, Any]:

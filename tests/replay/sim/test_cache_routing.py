@@ -46,10 +46,10 @@ def replay_instance(
 
 
 def cached(u: dict[str, Any]) -> int:
-    return u["prompt_tokens_details"]["cached_tokens"]
+    return int(u["prompt_tokens_details"]["cached_tokens"])
 
 
-def test_cache_hits_rise_within_a_trajectory(start_sim, shards_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cache_hits_rise_within_a_trajectory(start_sim, shards_dir: Path) -> None:
     url = start_sim(fresh=True, **ZERO).base_url
     turns = replay_instance(url, Shards(shards_dir), "acme__widgets-101")
     assert len(turns) >= 3 and cached(turns[0]) == 0
@@ -60,7 +60,7 @@ def test_cache_hits_rise_within_a_trajectory(start_sim, shards_dir: Path) -> Non
     assert [cached(t) for t in turns] == sorted(cached(t) for t in turns)
 
 
-def test_history_marker_stops_reuse_of_generated_tokens(start_sim, shards_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def test_history_marker_stops_reuse_of_generated_tokens(start_sim, shards_dir: Path) -> None:
     url = start_sim(fresh=True, answers="oracle", shards=str(shards_dir), **ZERO).base_url
     shards = Shards(shards_dir)
     with_marker = replay_instance(url, shards, "acme__widgets-101", repeat=1, marker=True)
@@ -75,7 +75,7 @@ def test_history_marker_stops_reuse_of_generated_tokens(start_sim, shards_dir: P
     assert gain >= 0.9 * sum(t["completion_tokens"] for t in without[:-1])
 
 
-def test_oracle_answers_the_recording_and_refuses_unknown_prompts(start_sim, shards_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def test_oracle_answers_the_recording_and_refuses_unknown_prompts(start_sim, shards_dir: Path) -> None:
     url = start_sim(answers="oracle", shards=str(shards_dir), **ZERO).base_url
     shards = Shards(shards_dir)
     inst = shards.find("sim_001")
@@ -83,6 +83,7 @@ def test_oracle_answers_the_recording_and_refuses_unknown_prompts(start_sim, sha
     with httpx.Client(timeout=30) as client:
         msg = complete(client, url, {"messages": prompt.messages, "tools": prompt.tools})["choices"][0]["message"]
         expected = prompt.row.expected
+        assert expected is not None
         assert msg["content"] == expected.get("content") and msg.get("reasoning_content") == expected.get(
             "reasoning_content"
         )
@@ -95,7 +96,7 @@ def per_replica(url: str, series: str) -> dict[str, float]:
 
 
 @pytest.mark.parametrize("router", ["affinity", "round-robin"])
-def test_affinity_keeps_sessions_on_one_replica(start_sim, shards_dir: Path, router: str) -> None:  # type: ignore[no-untyped-def]
+def test_affinity_keeps_sessions_on_one_replica(start_sim, shards_dir: Path, router: str) -> None:
     url = start_sim(fresh=True, replicas=4, router=router, **ZERO).base_url
     shards = Shards(shards_dir)
     runs = {

@@ -27,7 +27,7 @@ def test_a_child_that_dies_reports_its_stderr() -> None:
             pass
 
 
-def test_oracle_without_a_shard_folder_fails_clearly(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_oracle_without_a_shard_folder_fails_clearly(tmp_path) -> None:
     with pytest.raises(SimulatorStartError, match=r"no manifest\.json"):
         with start_simulator(["--answers", "oracle", "--shards", str(tmp_path)]):
             pass
@@ -44,7 +44,8 @@ def test_serve_sim_cli_options(capsys: pytest.CaptureFixture[str]) -> None:
     assert CliRunner().invoke(cli, ["serve-sim", "--router", "random"]).exit_code == 2
 
 
-def test_registry_tokenizer_counts_the_prompt(start_sim) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.slow
+def test_registry_tokenizer_counts_the_prompt(start_sim) -> None:
     tok = load_tokenizer("qwen3.6")
     url = start_sim(tokenizer="qwen3.6", step_base_ms=0.0, prefill_ms_per_token=0.0, batch_ms_per_seq=0.0).base_url
     messages = [
@@ -81,6 +82,7 @@ def test_serve_sim_is_as_quick_as_the_embedded_simulator_unless_told_realistic()
 @pytest.mark.parametrize(
     ("flags", "said"), [([], "step model 64× faster"), (["--realistic"], "the default step model")]
 )
+@pytest.mark.slow
 def test_serve_sim_says_how_fast_it_answers(flags: list[str], said: str) -> None:
     from reliability_helpers import cli_process
 

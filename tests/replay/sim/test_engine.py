@@ -159,7 +159,9 @@ def virtual_latencies(concurrency: int, prompt: int = 2000, n_out: int = 50) -> 
     durations on a virtual clock: no sleeping, no wall-clock assertions."""
     r = replica(cache_tokens=0)  # the default mid-size-GPU step model
     reqs = [r.submit(prompt, (), n_out) for _ in range(concurrency)]
-    clock, first, last = 0.0, {}, {}
+    clock = 0.0
+    first: dict[int, float] = {}
+    last: dict[int, float] = {}
     while not all(q.done for q in reqs):
         duration, touched = r._step()
         clock += duration

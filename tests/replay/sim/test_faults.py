@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import httpx
 import pytest
@@ -57,13 +58,21 @@ def test_malformed_data_line(sim_server: str) -> None:
         json.loads(s.lines[1])
 
 
+#: A stall of one second, after which the simulator drops the connection: the tests see the stall
+#: end on the server's clock, not on a client timeout a loaded machine could trip early.
+SHORT_STALL = pytest.mark.parametrize("sim_server", [{"stall_seconds": 1.0}], indirect=True)
+
+
+@SHORT_STALL
 def test_stall_after_first_chunk(sim_server: str) -> None:
-    s = stream(sim_server, chat(), forced("stall"), timeout=0.5)
-    assert s.status == 200 and isinstance(s.error, httpx.ReadTimeout)
+    started = time.monotonic()
+    s = stream(sim_server, chat(), forced("stall"))
+    assert s.status == 200 and isinstance(s.error, httpx.RemoteProtocolError)
     assert len(s.lines) == 1 and json.loads(s.lines[0])["choices"][0]["delta"] == {"role": "assistant"}
+    assert time.monotonic() - started >= 1.0  # nothing more came for the whole stall
 
 
-def test_forcing_none_overrides_the_fail_rate(start_sim) -> None:  # type: ignore[no-untyped-def]
+def test_forcing_none_overrides_the_fail_rate(start_sim) -> None:
     url = start_sim(
         step_base_ms=0.0, prefill_ms_per_token=0.0, batch_ms_per_seq=0.0, fail_rate=1.0, fail_kinds=("500",)
     ).base_url
@@ -71,7 +80,8 @@ def test_forcing_none_overrides_the_fail_rate(start_sim) -> None:  # type: ignor
     assert stream(url, chat()).status == 500
 
 
-def test_seeded_fault_selection_is_by_content(start_sim) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.slow
+def test_seeded_fault_selection_is_by_content(start_sim) -> None:
     url = start_sim(
         step_base_ms=0.0, prefill_ms_per_token=0.0, batch_ms_per_seq=0.0, fail_rate=0.5, fail_kinds=("500", "429")
     ).base_url
@@ -96,14 +106,15 @@ def test_fault_rate_and_kind_mix() -> None:
     assert pick_fault(SimConfig(), digest, None) is None
 
 
+@SHORT_STALL
 @pytest.mark.parametrize("kind", ["error-object", "malformed", "midstream", "stall"])
 def test_stream_faults_of_non_streaming_requests(sim_server: str, kind: str) -> None:
     body = {**chat(), "stream": False}
     try:
-        r = httpx.post(sim_server + "/v1/chat/completions", json=body, headers=forced(kind), timeout=0.5)
+        r = httpx.post(sim_server + "/v1/chat/completions", json=body, headers=forced(kind), timeout=30)
     except httpx.HTTPError as exc:
-        assert kind in ("midstream", "stall")
-        assert isinstance(exc, httpx.ReadTimeout if kind == "stall" else httpx.RemoteProtocolError)
+        assert kind in ("midstream", "stall")  # both end with the connection dropped
+        assert isinstance(exc, httpx.RemoteProtocolError)
         return
     assert r.status_code == 200 and kind in ("error-object", "malformed")
     if kind == "error-object":

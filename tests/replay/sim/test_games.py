@@ -32,7 +32,7 @@ def cached(body: dict[str, Any]) -> int:
     return int(body["usage"]["prompt_tokens_details"]["cached_tokens"])
 
 
-def test_reset_prefix_cache_empties_the_cache_as_vllm_answers_it(start_sim) -> None:  # type: ignore[no-untyped-def]
+def test_reset_prefix_cache_empties_the_cache_as_vllm_answers_it(start_sim) -> None:
     url = start_sim(fresh=True, **ZERO).base_url
     body = chat(text="the same long prompt " * 40)
     with httpx.Client(timeout=30) as client:
@@ -75,9 +75,8 @@ def replay_instance(url: str, shards: Shards, trajectory: str, repeat: int = 1) 
     return out
 
 
-def test_generated_reuse_matches_the_marked_answer_the_honest_cache_does_not(  # type: ignore[no-untyped-def]
-    start_sim, shards_dir: Path
-) -> None:
+@pytest.mark.slow
+def test_generated_reuse_matches_the_marked_answer_the_honest_cache_does_not(start_sim, shards_dir: Path) -> None:
     shards = Shards(shards_dir)
     honest = replay_instance(
         start_sim(fresh=True, answers="oracle", shards=str(shards_dir), **ZERO).base_url, shards, "acme__widgets-101"
@@ -95,7 +94,7 @@ def test_generated_reuse_matches_the_marked_answer_the_honest_cache_does_not(  #
         )
 
 
-def test_cross_session_reuses_another_repeats_prompts(start_sim, shards_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cross_session_reuses_another_repeats_prompts(start_sim, shards_dir: Path) -> None:
     shards = Shards(shards_dir)
     url = start_sim(fresh=True, game="cross-session", **ZERO).base_url
     first = replay_instance(url, shards, "acme__widgets-101", repeat=1)
@@ -104,7 +103,7 @@ def test_cross_session_reuses_another_repeats_prompts(start_sim, shards_dir: Pat
     assert second[0]["prompt_tokens_details"]["cached_tokens"] >= second[0]["prompt_tokens"] - 3 * BLOCK
 
 
-def test_response_cache_serves_a_seen_prompt_whole_and_survives_a_reset(start_sim) -> None:  # type: ignore[no-untyped-def]
+def test_response_cache_serves_a_seen_prompt_whole_and_survives_a_reset(start_sim) -> None:
     url = start_sim(fresh=True, game="response-cache", **ZERO).base_url
     body = chat(text="asked twice " * 30)
     with httpx.Client(timeout=30) as client:
@@ -116,7 +115,7 @@ def test_response_cache_serves_a_seen_prompt_whole_and_survives_a_reset(start_si
     assert second["choices"][0]["message"] == first["choices"][0]["message"]
 
 
-def test_truncate_ends_every_answer_at_its_first_token(start_sim) -> None:  # type: ignore[no-untyped-def]
+def test_truncate_ends_every_answer_at_its_first_token(start_sim) -> None:
     url = start_sim(fresh=True, game="truncate", **ZERO).base_url
     with httpx.Client(timeout=30) as client:
         answer = complete(client, url, chat(max_tokens=64))

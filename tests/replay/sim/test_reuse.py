@@ -21,7 +21,7 @@ async def measured_fraction(url: str, shards: Shards) -> float:
     profile = get_profile("kimi-k3")
     async with httpx.AsyncClient(timeout=120) as client:
 
-        async def one(inst) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+        async def one(inst) -> tuple[int, int]:
             prompt = hit = 0
             for p in iter_prompts(inst):
                 body = {**request_body(p.messages, p.tools, profile, max_completion_tokens=4), "stream": False}
@@ -38,7 +38,7 @@ async def measured_fraction(url: str, shards: Shards) -> float:
     return sum(h for _, h in totals) / sum(p for p, _ in totals)
 
 
-def check(start_sim, source: Path, out: Path) -> None:  # type: ignore[no-untyped-def]
+def check(start_sim, source: Path, out: Path) -> None:
     build_shards([str(source)], out, BuildOptions())
     shards = Shards(out)
     ideal = ideal_within_reuse(shards, lambda text: -(-len(text) // 4)).fraction  # the sim's ~4 chars/token
@@ -48,11 +48,12 @@ def check(start_sim, source: Path, out: Path) -> None:  # type: ignore[no-untype
     assert abs(measured - ideal) / ideal < 0.01, (measured, ideal)
 
 
+@pytest.mark.slow
 def test_cached_fraction_equals_ideal_reuse_on_two_coding_trajectories(
     start_sim, coding_set: Path, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     lines = coding_set.read_text("utf-8").splitlines()
-    keep = []
+    keep: list[str] = []
     for line in lines:
         cid = json.loads(line).get("conversation_id")
         if cid not in keep:
@@ -65,5 +66,5 @@ def test_cached_fraction_equals_ideal_reuse_on_two_coding_trajectories(
 
 
 @pytest.mark.slow
-def test_cached_fraction_equals_ideal_reuse_on_the_coding_set(start_sim, coding_set: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cached_fraction_equals_ideal_reuse_on_the_coding_set(start_sim, coding_set: Path, tmp_path: Path) -> None:
     check(start_sim, coding_set, tmp_path / "shards")

@@ -121,7 +121,8 @@ def test_bad_requests_say_what_is_wrong(
     assert r.status_code == status and words in r.json()["error"]["message"]
 
 
-def test_same_seed_same_answers_in_another_process(sim_server: str, start_sim) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.slow
+def test_same_seed_same_answers_in_another_process(sim_server: str, start_sim) -> None:
     zero = {"step_base_ms": 0.0, "prefill_ms_per_token": 0.0, "batch_ms_per_seq": 0.0}
     other, reseeded = start_sim(fresh=True, **zero).base_url, start_sim(seed=1, **zero).base_url
     body = chat("determinism", tools=True, max_tokens=None)

@@ -137,6 +137,7 @@ def _card_page(tmp_path: Path) -> tuple[Path, list[Path]]:
     return page, images
 
 
+@pytest.mark.slow
 def test_data_card_charts_render_in_headless_chromium(tmp_path: Path) -> None:
     """Every chart the data cards embed, opened as a person opens it: each one loads, at the size
     the plot functions draw (7 x 4.6 in, 7 x 4 in at 100 dpi)."""

@@ -229,6 +229,7 @@ def test_snapshots_rows_field_by_field() -> None:
     assert call.reasoning_content == "Look the account up and list bills in parallel."
     assert call.intent_codes == ("I012",)
     assert [c["id"] for c in call.tool_calls or ()] == ["c1", "c2"]
+    assert call.tool_calls is not None
     assert json.loads(call.tool_calls[1]["function"]["arguments"]) == {"account_id": "A-17"}  # dict serialised
     # parallel tool results: one row, the longest delay
     assert tool.role == "tool" and tool.turn == 3
@@ -301,7 +302,8 @@ def test_mini_swe_agent_text_actions_become_bash_tool_calls() -> None:
     assert traj.rows[4].role == "user" and (traj.rows[4].content or "").startswith(
         "Please always provide EXACTLY ONE action"
     )
-    assert _command(traj.rows[7].tool_calls[0]) == "echo MINI_SWE_AGENT_FINAL_OUTPUT && git diff"
+    final = traj.rows[7].tool_calls
+    assert final is not None and _command(final[0]) == "echo MINI_SWE_AGENT_FINAL_OUTPUT && git diff"
 
 
 def test_mini_swe_agent_tool_calling_run_keeps_ids_reasoning_and_timing() -> None:
@@ -360,6 +362,7 @@ def test_atif_steps_become_rows_field_by_field() -> None:
         ("call_a", "function", "bash"),
         ("call_b", "function", "bash"),
     ]
+    assert call.tool_calls is not None
     assert json.loads(call.tool_calls[0]["function"]["arguments"]) == {"command": "grep -rn 'def resize' src/"}
     # results keep their source order and ids; the delay runs to the next step's timestamp
     assert obs.tool_results == (

@@ -25,7 +25,7 @@ def _frames(path: Path, block: bytes, count: int) -> Path:
     return path
 
 
-def _assert_clean_failure(done, *lines: str) -> None:  # type: ignore[no-untyped-def]
+def _assert_clean_failure(done, *lines: str) -> None:
     assert done.code == 1, done.err
     assert "Traceback" not in done.err, done.err
     for line in lines:

@@ -24,6 +24,7 @@ def qwen() -> Any:
 def test_qwen_template_keeps_the_marker_and_would_erase_a_leading_space(qwen: Any, tmp_path: Path) -> None:
     built = traces.Shards(traces.build_shards([str(SAMPLE)], tmp_path / "s", traces.BuildOptions(), counter=qwen).out)
     summary = built.manifest.history_marker
+    assert summary is not None
     assert summary.checked_with_template == "qwen3.6" and summary.unmarked == []
     checked = 0
     for inst in built:
@@ -87,6 +88,7 @@ def test_a_template_that_erases_the_marker_fails_the_build(tmp_path: Path) -> No
 
 def test_the_first_position_the_template_keeps_is_taken(tmp_path: Path) -> None:
     built = traces.build_shards([str(SAMPLE)], tmp_path / "s", traces.BuildOptions(), counter=_Words(keep_all=True))
+    assert built.manifest.history_marker is not None
     positions = built.manifest.history_marker.positions
     assert positions == {"reasoning_content": 11, "content": 2}
     # a template that drops reasoning keeps no position of the 11 messages that hold only

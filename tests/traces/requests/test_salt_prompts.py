@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from traces import TraceError, make_salt, messages_sha256, wire_messages
@@ -70,8 +72,10 @@ CALLS = [{"id": "a", "type": "function", "function": {"name": "bash", "arguments
         ),
     ],
 )
-def test_history_marker_positions(message: dict, field: str, marked: str) -> None:
-    out = apply(message, choose(message))
+def test_history_marker_positions(message: dict[str, Any], field: str, marked: str) -> None:
+    marker = choose(message)
+    assert marker is not None
+    out = apply(message, marker)
     assert out[field] == marked
     assert out.get("tool_calls") == message.get("tool_calls")  # never inside tool-call arguments
     changed = [k for k in out if out[k] != message.get(k)]
@@ -95,7 +99,9 @@ def test_marker_content_goes_right_after_role() -> None:
         "name": "bot",
         "tool_calls": [{**CALLS[0], "function": {"name": "f", "arguments": "[]"}}],
     }
-    out = apply(bare, choose(bare))
+    marker = choose(bare)
+    assert marker is not None
+    out = apply(bare, marker)
     assert list(out) == ["role", "content", "name", "tool_calls"] and out["content"] == " "
 
 

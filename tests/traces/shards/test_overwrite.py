@@ -130,7 +130,6 @@ def test_a_signalled_overwrite_keeps_the_old_folder(bigger: Path, tmp_path: Path
         ["traces", "build", str(bigger), "--out", str(out), "--overwrite"],
         lambda: bool(_leftovers(tmp_path)),
         signal.SIGTERM,
-        settle=0.3,
     )
     assert done.code == 143
     assert _tree(out) == before
@@ -143,7 +142,6 @@ def test_a_killed_build_is_cleaned_by_the_next_one(bigger: Path, tmp_path: Path)
         ["traces", "build", str(bigger), "--out", str(out)],
         lambda: bool(_leftovers(tmp_path)),
         signal.SIGKILL,
-        settle=0.3,
     )
     assert done.code == -signal.SIGKILL
     assert len(_leftovers(tmp_path)) == 1  # SIGKILL cannot be cleaned up after …

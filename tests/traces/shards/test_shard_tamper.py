@@ -12,6 +12,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -158,7 +159,7 @@ def test_a_columns_swap_is_not_read_as_turns(shards: Path) -> None:
     ],
     ids=["empty", "dotdot", "absolute", "parent", "shard-index", "no-instances", "no-hash", "no-sha"],
 )
-def test_malformed_manifest(shards: Path, tmp_path: Path, edit: Callable[[dict], None], message: str) -> None:
+def test_malformed_manifest(shards: Path, tmp_path: Path, edit: Callable[[dict[str, Any]], None], message: str) -> None:
     (tmp_path / "outside.parquet").write_bytes(_part(shards).read_bytes())
     _edit_manifest(shards, edit)
     _replay_refuses(shards, tmp_path, f"Error: {shards / 'manifest.json'}: {message}", REBUILD)

