@@ -182,12 +182,7 @@ class EngineTokenizer:
                     "check --api (docs/templates.md)"
                 )
             # the engine's own words, whatever the status: a 404 may be a model it does not serve
-            hint = (
-                "; if the route is missing, check --api (docs/templates.md)"
-                if resp.status_code in (404, 405, 501)
-                else ""
-            )
-            raise EngineApiError(f"{where} answered HTTP {resp.status_code}: {said}{hint}")
+            raise EngineApiError(f"{where} answered HTTP {resp.status_code}: {said}")
         try:
             data = resp.json()
         except ValueError:  # not JSON, or nested deeper than the parser's limit
