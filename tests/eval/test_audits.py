@@ -97,6 +97,7 @@ def honest(shards: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run(shards, tmp_path_factory.mktemp("honest") / "run")
 
 
+@pytest.mark.slow
 def test_the_honest_simulator_passes_every_audit(honest: Path) -> None:
     results = audits(honest)
     assert verdicts(results) == dict.fromkeys(
@@ -224,6 +225,7 @@ def swebench_dir(root: Path, engine: EngineIdentity | None, model: str = "Qwen/Q
     return root
 
 
+@pytest.mark.slow
 def test_same_model_compares_every_point_and_swebench_run(honest: Path, tmp_path: Path) -> None:
     info = RunInfo.read(honest)
     assert info.engine is not None
@@ -283,6 +285,7 @@ def test_a_profile_states_its_own_limits_and_a_bad_one_is_told(tmp_path: Path) -
     ]
 
 
+@pytest.mark.slow
 def test_the_audit_command_gives_the_same_json_twice_and_fails_with_a_table(
     honest: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
