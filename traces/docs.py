@@ -29,7 +29,13 @@ class Page:
 
 
 def _folder() -> Traversable:
-    if importlib.util.find_spec(DOCS_PACKAGE) is not None:
+    spec = importlib.util.find_spec(DOCS_PACKAGE)
+    if spec is not None:
+        # the package's folders, not `resources.files`: an editable install's namespace path holds
+        # a path hook beside the folder, which Python 3.11's resource reader refuses
+        for entry in spec.submodule_search_locations or ():
+            if (Path(entry) / "README.md").is_file():
+                return Path(entry)
         return resources.files(DOCS_PACKAGE)
     checkout = Path(__file__).resolve().parent.parent / "docs"
     if (checkout / "README.md").is_file():
