@@ -2,8 +2,9 @@
 by the files that mark them, each turned into the systems it measured.
 
 - A submission tree (its `trajbench-submission.json`) is one system: its submitter's system on
-  its model, with the points its manifest lists. Several trees of the same submitter, system and model are the same system built up
-  over time (a rolling submission): at each concurrency its latest run is the point.
+  its model, with the points its manifest lists. Several trees of the same submitter, system and
+  model are the same system built up over time (a rolling submission): at each concurrency its
+  latest run is the point.
 - A sweep folder (`sweep.json`) is one system; a run folder outside any sweep or submission is one
   too. Each is named by its path under the folder given (its own name when given directly), or
   by `--label NAME=DIR[,DIR…]`, which also joins several folders into one system.

@@ -14,14 +14,13 @@ from .flush import RESET_ROUTES, FlushRefused, flush_prefix_cache
 from .identity import probe_engine
 from .preflight import Target, identify, preflight
 from .promscrape import CacheMetrics, scrape
-from .served import MODEL_SOURCES, ModelChoice, ModelNotServed, choose_model
+from .served import ModelChoice, ModelNotServed, choose_model
 
 if TYPE_CHECKING:
     from .template_parity import TemplateParity, check_template, default_template_tokenizer, render_parity
 
 
 __all__ = [
-    "MODEL_SOURCES",
     "RESET_ROUTES",
     "CacheMetrics",
     "FlushRefused",

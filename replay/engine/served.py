@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from ..errors import ReplayError
 
 #: How the name was settled: `--model`, the profile's served name, or the endpoint's only model.
-MODEL_SOURCES = ("option", "profile", "served")
+ModelSource = Literal["option", "profile", "served"]
 _SHOWN = 10  # models listed in an error before "…"
 
 
@@ -28,10 +29,10 @@ class ModelNotServed(ReplayError):
 
 @dataclass(frozen=True)
 class ModelChoice:
-    """The model name requests carry, and how it was settled (`MODEL_SOURCES`)."""
+    """The model name requests carry, and how it was settled."""
 
     name: str
-    source: str
+    source: ModelSource
     profile_name: str  # the profile's served name, kept to say why another was used
 
 
