@@ -15,7 +15,7 @@ import math
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -26,9 +26,12 @@ import eval as evaluation
 import jobs
 import replay
 import traces
-from eval.submission import DIVISIONS as SUBMISSION_DIVISIONS
-from eval.swebench import RUNTIMES as SWEBENCH_RUNTIMES  # light: imports none of the extra
 from replay.sim import SimError
+
+# Start-up: this module builds every command's options at import, so it imports only the light
+# front doors (declarations, errors, constants); what a command runs (pyarrow, numpy, httpx, the
+# trace formats, the submission tree, the simulator) is imported when it runs, by the library
+# function it calls or in its body. tests/test_cli_startup.py keeps `trajbench --help` light.
 
 F = TypeVar("F", bound=Callable[..., Any])
 KNOWN_ERRORS = (traces.TraceError, replay.ReplayError, SimError, evaluation.EvalError)
@@ -46,6 +49,27 @@ def example(command_line: str, needs: str | None = None) -> Callable[[F], F]:
         return f
 
     return add
+
+
+class LazyChoice(click.Choice[str]):
+    """A choice among a registry's names, read from the registry when the option is used or its
+    help is shown (the trace formats, the submission divisions): `trajbench --help` and the other
+    commands do not import it."""
+
+    def __init__(self, names: Callable[[], Iterable[str]]) -> None:
+        self._names = names
+        self._choices: tuple[str, ...] | None = None
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        if self._choices is None:
+            self._choices = tuple(self._names())
+        return self._choices
+
+    @choices.setter
+    def choices(self, value: Iterable[str]) -> None:
+        self._choices = tuple(value)
 
 
 class OneConcurrency(click.IntRange):
@@ -115,8 +139,22 @@ class _RequiredOrInFile(click.Option):
 NEEDS_SERVER = "a server at that URL; `trajbench serve-sim --port 8000` stands in for one"
 
 
+def _show_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """`--version`: the installed distribution's version, read from its metadata only when asked."""
+    if value and not ctx.resilient_parsing:
+        click.echo(f"trajbench, version {traces.__version__}")
+        ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(traces.__version__, prog_name="trajbench")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_show_version,
+    help="Show the version and exit.",
+)
 def cli() -> None:
     """trajbench: benchmark how an inference system serves multi-turn AI agents.
 
@@ -138,7 +176,7 @@ SHARDS_ARGUMENT = click.argument("shards_dir", type=click.Path())
 FORMAT_OPTION = click.option(
     "--format",
     "fmt",
-    type=click.Choice(sorted(traces.FORMATS)),
+    type=LazyChoice(lambda: sorted(traces.FORMATS)),
     default="mlperf-jsonl",
     show_default=True,
     help="Input trace format.",
@@ -269,7 +307,7 @@ def traces_validate(sources: tuple[str, ...], fmt: str, progress: str) -> None:
 )
 @click.option(
     "--salt",
-    type=click.Choice(traces.SALT_MODES),
+    type=LazyChoice(lambda: traces.SALT_MODES),
     default="mlperf",
     show_default=True,
     help="Cache-isolation salting (docs/salting.md); strong is research-only.",
@@ -355,7 +393,7 @@ def traces_verify(shards_dir: str, files_only: bool) -> None:
     """Check SHARDS_DIR against its manifest: every file's sha256 and the rows' content hash.
 
     Exits 1 naming the first file that differs."""
-    v = traces.verify_shards(traces.Shards(shards_dir), content=not files_only)
+    v = traces.verify_shards(traces.Shards(shards_dir), content=not files_only, hold=False)
     what = "file sha256s" if files_only else f"file sha256s and content hash {v.content_hash}"
     click.echo(f"ok: {v.files} shard file(s), {v.bytes:,} bytes: {what} match the manifest ({v.seconds:.2f} s)")
 
@@ -399,7 +437,7 @@ def traces_show(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(sorted(traces.FORMATS)),
+    type=LazyChoice(lambda: sorted(traces.FORMATS)),
     default="mlperf-jsonl",
     show_default=True,
     help="Format to write: mlperf-jsonl, openai-messages or workflow (the others are read only).",
@@ -1000,6 +1038,18 @@ def replay_calibrate(
         Path(json_out).write_text(rows_to_json(rows) + "\n", encoding="utf-8")
 
 
+def _divisions() -> tuple[str, ...]:
+    from eval.submission import DIVISIONS
+
+    return DIVISIONS
+
+
+def _swebench_runtimes() -> Iterable[str]:
+    from eval.swebench import RUNTIMES  # light: imports none of the extra
+
+    return RUNTIMES
+
+
 # ---------------------------------------------------------------- eval
 @cli.group("eval")
 def eval_group() -> None:
@@ -1165,7 +1215,7 @@ def eval_check(
 )
 @click.option(
     "--runtime",
-    type=click.Choice(sorted(SWEBENCH_RUNTIMES)),
+    type=LazyChoice(lambda: sorted(_swebench_runtimes())),
     default="docker",
     show_default=True,
     help="docker: per-instance containers (official). local: NOT isolated, only when given explicitly.",
@@ -1540,7 +1590,7 @@ def report(
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder of the submission tree.")
 @click.option("--submitter", required=True, help="The submitting organisation (a folder name of the tree).")
-@click.option("--division", required=True, type=click.Choice(SUBMISSION_DIVISIONS), help="MLPerf division.")
+@click.option("--division", required=True, type=LazyChoice(_divisions), help="MLPerf division.")
 @click.option(
     "--system-file",
     required=True,

@@ -20,24 +20,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import replay
 import traces
-from eval import (
-    GATES_OPTION,
-    EvalError,
-    OslResult,
-    Scores,
-    gate_verdicts,
-    inline_lines,
-    osl_gate,
-    osl_lines,
-    score_run,
-)
-from replay import RunConfig, RunOutcome
-from replay.sim import describe, embedded_config
-from traces.synth import synthesize
-from traces.tokenizers import load_tokenizer
+from eval import GATES_OPTION, EvalError, OslResult, Scores
+from replay import RunConfig
+
+if TYPE_CHECKING:
+    from replay import RunOutcome
 
 Echo = Callable[[str], None]
 
@@ -78,12 +69,15 @@ class PointVerdict:
         )
 
     def lines(self) -> list[str]:
+        from eval import inline_lines, osl_lines
+
         out = inline_lines(self.scores) if self.scores is not None else []
         out += osl_lines(self.osl) if self.osl is not None else []
         return out + self.problems
 
     def verdicts(self) -> list[str]:
         """The two gates' verdict lines (PASS, FAIL or n/a with the bar), then any problem."""
+        from eval import inline_lines, osl_lines
 
         def verdict(gate: str, lines: list[str]) -> list[str]:
             return [f"{gate}: {line}" for line in lines if line.startswith(("PASS", "FAIL", "n/a"))]
@@ -96,17 +90,25 @@ class PointVerdict:
 def evaluate_point(run_dir: str | Path, gates: str = "official", *, progress: str = "none") -> PointVerdict:
     """Score inline accuracy and the OSL gate of a run folder, against the bars of `gates`
     (docs/accuracy.md: official, dataset or off); `progress` is the `--progress` mode of both
-    (a tokenizer recount of a long run's answers takes a while)."""
+    (a tokenizer recount of a long run's answers takes a while). The run folder is opened once:
+    both gates share its records and its ground truth, read and parsed once. Blocking work:
+    from async code, call it through `asyncio.to_thread` (as `scored_run` and `scored_sweep` do)."""
+    from eval import open_run, osl_gate, score_run
+
     problems = []
     scores = osl = None
     try:
+        run = open_run(run_dir)
+    except EvalError as exc:  # neither gate can read the folder: both say why, as each would
+        return PointVerdict(None, None, [f"inline score not computed: {exc}", f"OSL gate not computed: {exc}"])
+    try:
         with traces.Progress("inline", mode=progress) as bar:
-            scores = score_run(run_dir, gates=gates, progress=bar)
+            scores = score_run(run, gates=gates, progress=bar)
     except EvalError as exc:  # the run itself is complete; say why this gate has no result
         problems.append(f"inline score not computed: {exc}")
     try:
         with traces.Progress("osl", mode=progress) as bar:
-            osl = osl_gate(run_dir, gates=gates, progress=bar)
+            osl = osl_gate(run, gates=gates, progress=bar)
     except EvalError as exc:
         problems.append(f"OSL gate not computed: {exc}")
     return PointVerdict(scores, osl, problems)
@@ -124,11 +126,18 @@ class RunResult:
 
 
 async def scored_run(config: RunConfig, gates: str = "official") -> RunResult:
+    import asyncio  # here: the command line imports this module, and starts without asyncio
+
     interrupt = replay.Interrupt()  # ours, so the exit code can name the signal that came
     with interrupt.installed():
         run_dir = await replay.run_replay(judged_by(config, gates), interrupt=interrupt)
-    outcome = RunOutcome.read(run_dir)
-    verdict = None if outcome.all_failed else evaluate_point(run_dir, gates, progress=config.progress)
+    outcome = replay.RunOutcome.read(run_dir)
+    # scored off the event loop: reading and scoring thousands of records is seconds of CPU
+    verdict = (
+        None
+        if outcome.all_failed
+        else await asyncio.to_thread(evaluate_point, run_dir, gates, progress=config.progress)
+    )
     return RunResult(run_dir, outcome, verdict, interrupt.exit_code if interrupt.requested else None)
 
 
@@ -143,7 +152,11 @@ async def scored_sweep(
 ) -> Path:
     """A sweep whose every point is scored as it finishes (its verdict lines echoed). Kept
     points judged by other gates than `gates` are judged again (no request is sent), so the
-    points of one sweep are judged alike."""
+    points of one sweep are judged alike. `replay.run_sweep` calls `after_point` off its event
+    loop (in a thread), so scoring a point never blocks the loop."""
+    import asyncio
+
+    from eval import gate_verdicts
 
     judged: set[Path] = set()
 
@@ -160,7 +173,7 @@ async def scored_sweep(
         modes = gate_verdicts(run_dir).modes
         if point.status == "done" and run_dir not in judged and modes and modes != (gates,):
             echo(f"C={point.concurrency}: judged again with --gates {gates}")
-            after_point(run_dir)
+            await asyncio.to_thread(after_point, run_dir)
     return folder
 
 
@@ -168,6 +181,8 @@ def build_report(
     inputs: list[tuple[str, Path]], out: Path, *, cost_per_hour: float | None = None, power_watts: float | None = None
 ) -> Path:
     """The Pareto report, every point drawn with its accuracy verdicts."""
+    from eval import gate_verdicts
+
     return replay.build_report(
         inputs, out, cost_per_hour=cost_per_hour, power_watts=power_watts, gates_of=gate_verdicts
     )
@@ -176,6 +191,10 @@ def build_report(
 async def run_demo(out: str, echo: Echo = print, *, scale: float = 0.01, progress: str = "auto") -> Path:
     """The demo; `progress` is the `--progress` mode of its long steps (synthesis, validation
     and build, each point of the sweep)."""
+    from replay.sim import describe, embedded_config
+    from traces.synth import synthesize
+    from traces.tokenizers import load_tokenizer
+
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     src = out_dir / "synthetic.jsonl.zst"

@@ -32,15 +32,13 @@ from typing import Any
 import traces
 
 from .errors import EvalError
+from .gates import DEFAULT_INLINE_FRACTION, DEFAULT_OSL_TOLERANCE, DEFAULT_SWEBENCH_FRACTION
 from .inline import score
 from .osl import osl_of
 from .rules import default_rules
 from .rundir import Run, open_run, partial_run
 from .swebench import SwebenchError, swebench_mean
 
-DEFAULT_OSL_TOLERANCE = 0.10
-DEFAULT_INLINE_FRACTION = 0.99
-DEFAULT_SWEBENCH_FRACTION = 0.99
 RULE_DOC = "docs/maintainers.md"
 
 

@@ -41,6 +41,13 @@ GATES_OPTION = traces.Option(
 #: The half-width of a dataset-derived OSL band, as a share of its centre.
 OSL_TOLERANCE = 0.10
 
+#: `trajbench profiles derive`'s defaults (eval.derive): a new profile's OSL band is the reference
+#: mean ± this share, its inline and SWE-bench thresholds these shares of the reference scores.
+#: Here, beside the other bars, so the command line shows them without loading the scorers.
+DEFAULT_OSL_TOLERANCE = 0.10
+DEFAULT_INLINE_FRACTION = 0.99
+DEFAULT_SWEBENCH_FRACTION = 0.99
+
 #: How a research mode is named where a reader meets it (chart legends, banners, verdicts).
 MODE_NAMES = {"official": "official", "dataset": "dataset-derived", "off": "off (accuracy not judged)"}
 

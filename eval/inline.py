@@ -75,7 +75,7 @@ class _Turn:
 
 
 def score_run(
-    run_dir: str | Path,
+    run_dir: str | Path | Run,
     *,
     shards: str | Path | None = None,
     rules: str | Path | None = None,
@@ -84,9 +84,10 @@ def score_run(
     progress: traces.Progress | None = None,
 ) -> Scores:
     """Score a run folder against the threshold of `gates` (docs/accuracy.md); writes
-    `scores.json` into it unless `write` is False. `progress` counts the turns scored."""
+    `scores.json` into it unless `write` is False. `progress` counts the turns scored. A `Run`
+    (`open_run`) shares its records and ground truth with the other gates given it (`osl_gate`)."""
     check_mode(gates)
-    run = open_run(run_dir, shards)
+    run = run_dir if isinstance(run_dir, Run) else open_run(run_dir, shards)
     result = score(run, load_rules(rules), progress, gates=gates)
     if write:
         result.write(run.path)
@@ -104,10 +105,11 @@ def score(run: Run, rules: Rules, progress: traces.Progress | None = None, *, ga
     mismatches: dict[str, Counter[tuple[str, str]]] = {"coding": Counter(), "workflow": Counter()}
     missing_by_status: Counter[str] = Counter()
     issued = no_answer = 0
+    where = str(records_path(run.path))  # named by an error only; looked up once, not per turn
     for t in turns:
         if progress is not None:
             progress.advance()
-        truth = gt.get(t.trajectory_id, t.turn, str(records_path(run.path)))
+        truth = gt.get(t.trajectory_id, t.turn, where)
         if truth.assistant_turn is None:  # the trajectory ends on this turn: nothing to score against
             no_answer += 1
             continue

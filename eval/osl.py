@@ -35,7 +35,7 @@ Count = Callable[[Record], "int | None"]
 
 
 def osl_gate(
-    run_dir: str | Path,
+    run_dir: str | Path | Run,
     *,
     profile: str | None = None,
     shards: str | Path | None = None,
@@ -46,9 +46,10 @@ def osl_gate(
 ) -> OslResult:
     """OSL statistics of a run and the verdict against the band of `gates` (official: the band
     of `profile`, default the run's; docs/accuracy.md); `progress` counts the answers counted
-    with a tokenizer."""
+    with a tokenizer. A `Run` (`open_run`) shares its records and ground truth with the other
+    gates given it (`score_run`)."""
     check_mode(gates)
-    run = open_run(run_dir, shards)
+    run = run_dir if isinstance(run_dir, Run) else open_run(run_dir, shards)
     result = osl_of(run, profile, tokenizer=tokenizer, gates=gates, progress=progress)
     if write:
         result.write(run.path)

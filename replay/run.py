@@ -26,9 +26,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 import traces
 from traces import Shards
 
@@ -95,7 +92,9 @@ async def _run_replay(
 ) -> Path:
     config.check()
     shards = Shards(config.shards)
-    verification = traces.verify_shards(shards)  # a tampered or corrupt shard never reaches the wire
+    # a tampered or corrupt shard never reaches the wire: each file is read once, hashed, and
+    # from then on read from those bytes (by this process's slots; worker processes read the files)
+    verification = traces.verify_shards(shards)
     profile = traces.get_profile(config.profile)
     num = config.num_trajectories if config.num_trajectories is not None else len(shards)
     if client_factory is not None and (config.workers > 1 or config.backend != "auto"):
@@ -107,7 +106,7 @@ async def _run_replay(
     counter = load_counter(config.tokenizer, profile)  # a bad --tokenizer fails before anything starts
     ensure_open_files(config.concurrency, config.workers)
     run_dir = run_dir_of(config)  # checked now, created only once the endpoint has passed
-    per_instance = instance_turns(shards)  # reads every shard footer, once
+    per_instance = instance_turns(shards)  # every shard footer, parsed once (the slots reuse them)
     state = RunState(total_turns=planned_turns(per_instance, num))
     lengths = trajectory_turns(shards, per_instance)
     coordinator = Coordinator(num, stop_at_window_end=config.stop_at_window_end)
@@ -184,7 +183,7 @@ async def _run_replay(
                     state.add(record)
                     progress.advance()
 
-                backend = _backend(config, plans, coordinator, sink, client_factory, counter)
+                backend = _backend(config, plans, coordinator, sink, client_factory, counter, shards)
                 try:
                     with progress:
                         await _drive(backend, config.drain_timeout, state, interrupt)
@@ -212,8 +211,21 @@ def _backend(
     sink: Callable[[Any], None],
     client_factory: Callable[[WorkerPlan], Any] | None,
     counter: Any,
+    shards: Shards,
 ) -> Backend:
-    """In-process for one worker (unless a backend is named), else processes, or Ray actors."""
+    """In-process for one worker (unless a backend is named), else processes, or Ray actors.
+    In-process, the slots read the run's `shards` (verified, footers parsed); elsewhere each
+    worker opens the folder itself, and the bytes held here are let go."""
+    if config.workers == 1 and config.backend == "auto":
+        return LocalBackend(
+            plans[0],
+            coordinator,
+            sink,
+            client_factory=client_factory or open_client,
+            counter=counter,
+            shards=shards,
+        )
+    shards.close()
     if config.backend == "ray":
         from .loop import RayBackend
 
@@ -225,8 +237,6 @@ def _backend(
             resource=config.ray_resource,
             min_workers=config.min_workers,
         )
-    if config.workers == 1 and config.backend == "auto":
-        return LocalBackend(plans[0], coordinator, sink, client_factory=client_factory or open_client, counter=counter)
     return ProcessBackend(plans, coordinator, sink)
 
 
@@ -400,20 +410,9 @@ def trajectory_turns(shards: Shards, per_instance: Sequence[int]) -> dict[str, i
 
 
 def instance_turns(shards: Shards) -> list[int]:
-    """Each stored instance's client turns, in FIFO order, from the Parquet footers."""
-    files: dict[int, pq.FileMetaData] = {}
-    per_instance: list[int] = []
-    for e in shards.index:
-        path = shards.path / shards.manifest.shards[e.shard].file
-        try:
-            if e.shard not in files:
-                files[e.shard] = pq.read_metadata(path)
-            per_instance.append(files[e.shard].row_group(e.group).num_rows)
-        except (pa.ArrowException, OSError, IndexError) as exc:
-            raise traces.ShardError(
-                f"{path}: not a readable shard file ({exc}); rebuild the folder with `trajbench traces build`"
-            ) from None
-    return per_instance
+    """Each stored instance's client turns, in FIFO order, from the Parquet footers of the files
+    `shards` holds open (`Shards.instance_turns`: the slots reading through it parse none again)."""
+    return shards.instance_turns()
 
 
 def _public_url(url: str) -> str:

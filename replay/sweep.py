@@ -12,9 +12,11 @@ as it is.
 SIGINT or SIGTERM stops the whole sweep: the running point drains (as `replay run` does) and is
 marked `interrupted`, no further point starts, and `run_sweep` raises `Interrupted` (the CLI
 exits 130 or 143). A second signal cancels the drain. A point where every turn failed stops the
-sweep too (`AllTurnsFailed`, exit 3): the endpoint broke and later points would measure nothing. Accuracy checks per point come from the
-caller (`after_point`), since eval sits above replay. As each point finishes its headline numbers
-are echoed, and a table of every point ends the sweep (`sweep_table`).
+sweep too (`AllTurnsFailed`, exit 3): the endpoint broke and later points would measure nothing.
+Accuracy checks per point come from the caller (`after_point`), since eval sits above replay; it
+runs in a thread, so the event loop (the sweep's signal handling) stays free while a point is
+scored. As each point finishes its headline numbers are echoed, and a table of every point ends
+the sweep (`sweep_table`).
 
 The sweep folder must be new, empty or a sweep folder, and a point folder is only ever removed
 when it is a run folder (`run.json`) or empty: `--out` never deletes files trajbench did not write.
@@ -37,9 +39,11 @@ from traces import Option, make_dir
 
 from .config import RUN_OPTIONS, RunConfig
 from .errors import AllTurnsFailed, Interrupted, ReplayError, UsageProblem
-from .loop import Interrupt
-from .report import point_line, read_numbers, region_concurrencies, sweep_table
-from .results import LOCK_FILE, RUN_FILE, SWEEP_FILE, RunOutcome, SweepPlan, SweepPoint, folder_lock, refuse_if_in_use
+from .results import LOCK_FILE, RUN_FILE, SWEEP_FILE
+
+# What runs a sweep (the results' files and locks, the loop, the report) is imported by the
+# functions that use it: the sweep's options (SWEEP_RUN_OPTIONS) build the command line, and
+# `trajbench --help` should not load pyarrow, numpy and httpx to print it.
 
 AfterPoint = Callable[[Path], None]
 Echo = Callable[[str], None]
@@ -107,6 +111,8 @@ def sweep_levels(values: Mapping[str, Any]) -> list[int]:
     if values["regions"] == (values["concurrency"] is not None):
         raise UsageProblem("give exactly one of --concurrency LIST or --regions")
     if values["regions"]:
+        from .report import region_concurrencies
+
         return region_concurrencies(values["max_concurrency"])
     return parse_concurrencies(values["concurrency"])
 
@@ -151,6 +157,8 @@ def settings_differ(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 
 def _check_folder(folder: Path) -> None:
     """A sweep writes into a new or empty folder, or resumes its own."""
+    from .results import refuse_if_in_use
+
     if folder.exists() and not folder.is_dir():
         raise ReplayError(f"--out {folder}: is a file; pass a folder for the sweep")
     if folder.is_dir():
@@ -167,6 +175,8 @@ def _check_folder(folder: Path) -> None:
 
 def _clear_point(run_dir: Path) -> None:
     """Remove a point's unfinished run folder before it is rerun: only a run folder or an empty one."""
+    from .results import refuse_if_in_use
+
     if not (run_dir.exists() or run_dir.is_symlink()):
         return
     if run_dir.is_dir() and not run_dir.is_symlink():
@@ -191,6 +201,8 @@ async def run_sweep(
     """Run (or resume) the sweep; returns its folder. Raises `Interrupted` when a signal
     stopped it (after writing sweep.json). `add`: extend the existing sweep in `out` by the
     concurrencies it lacks, running only those (its other points are kept as they are)."""
+    from .results import SweepPlan, folder_lock
+
     folder = Path(out)
     if add and not SweepPlan.exists(folder):
         raise ReplayError(
@@ -214,6 +226,11 @@ async def _run_sweep(
     echo: Echo,
     add: bool,
 ) -> Path:
+    import asyncio
+
+    from .loop import Interrupt
+    from .report import point_line, read_numbers, sweep_table
+    from .results import RunOutcome, SweepPlan, SweepPoint
     from .run import run_replay
 
     # through JSON, so a resumed sweep compares like with like (tuples come back as lists)
@@ -307,8 +324,8 @@ async def _run_sweep(
             numbers = read_numbers(run_dir)
             if numbers is not None:
                 echo(point_line(point.concurrency, numbers))
-            if after_point is not None:
-                after_point(run_dir)
+            if after_point is not None:  # off the loop: scoring a point is seconds of CPU
+                await asyncio.to_thread(after_point, run_dir)
             mark(k, "done")
     plan.write(folder)
     for line in sweep_table([(p.concurrency, p.status, read_numbers(folder / p.dir)) for p in plan.points]):

@@ -56,6 +56,7 @@ BASE = {
         "traces.lazy",
         "traces.canonical",
         "traces.contract",
+        "traces.env",
         "traces.option",
         "traces.distribution",
         "traces.sizes",

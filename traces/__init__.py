@@ -2,8 +2,10 @@
 
 The front door of the package: every other package imports what it needs of traces from here
 (or from the front doors of its rooms: `traces.tokenizers`, `traces.analysis`, `traces.synth`,
-and `traces.png`, the one way charts are drawn and saved). The data cards pull in matplotlib,
-so they load on first use.
+and `traces.png`, the one way charts are drawn and saved). What needs pyarrow, numpy, YAML or
+the trace formats (shards, inputs, formats, statistics, profiles, publishing, data cards) loads on
+first use, so a command, the simulator's process and the worker processes import only what they
+use.
 """
 
 from __future__ import annotations
@@ -12,64 +14,64 @@ from typing import TYPE_CHECKING
 
 from .canonical import MessagesHasher, canonical_json, content_line, messages_sha256, sha256_file, sha256_text
 from .contract import ContractError, JsonFile, from_json, to_json
-from .distribution import PERCENTILES, Distribution, distribution, pct_key, percentiles
-from .docs import DOCS_PACKAGE, Page, page, pages
+from .env import PROFILES_ENV, REGISTRY_ENV
 from .errors import ShardError, TraceError, TraceFormatError, TraceValidationErrors, error_count, error_lines
-from .formats import FORMATS, Format, read_sources, validate_sources
-from .inputs import iter_json_objects, iter_lines
 from .lazy import lazy_getattr
 from .model import Row, Trajectory, content_text, domain_of
 from .option import Option, Values, declare, declared, options_of
 from .outdir import check_writable, make_dir, replace_dir, sweep_stale, temp_sibling
-from .profiles import (
-    DEFAULT_OUTPUT_CONSISTENCY,
-    PROFILES_ENV,
-    Profile,
-    ProfileError,
-    Thresholds,
-    add_profile_files,
-    check_profile,
-    get_profile,
-    profile_from,
-    profile_lines,
-    profile_text,
-    profiles,
-    read_profile_file,
-    write_profile_file,
-)
 from .progress import PLAIN_SECONDS, PROGRESS_MODES, PROGRESS_OPTION, PROGRESS_SECONDS_ENV, Progress, plain_seconds
-from .publish import REGISTRY_ENV, HashRegistry, Release, publish, registered_hash, registry_path
-from .requests import SALT_MODES, PromptBuilder, Salt, make_salt, request_body, wire_messages
-from .shards import (
-    FORMAT_VERSION,
-    MANIFEST,
-    STATS_FILE,
-    BuildOptions,
-    BuildResult,
-    ExportResult,
-    Instance,
-    InstanceEntry,
-    Manifest,
-    Shards,
-    TurnPrompt,
-    TurnRow,
-    Verification,
-    build_shards,
-    export_shards,
-    iter_prompts,
-    logical_id,
-    salt_for,
-    shards_profile,
-    turn_body,
-    verify_shards,
-    without_marker,
-)
 from .sizes import format_size, parse_size
 from .text import TEXT_WIDTH, field_lines, format_count, format_number
-from .version import __version__
 
 if TYPE_CHECKING:
     from .cards import check_card, parse_card, write_card
+    from .distribution import PERCENTILES, Distribution, distribution, pct_key, percentiles
+    from .docs import DOCS_PACKAGE, Page, page, pages
+    from .formats import FORMATS, Format, read_sources, validate_sources
+    from .inputs import iter_json_objects, iter_lines
+    from .profiles import (
+        DEFAULT_OUTPUT_CONSISTENCY,
+        Profile,
+        ProfileError,
+        Thresholds,
+        add_profile_files,
+        check_profile,
+        get_profile,
+        profile_from,
+        profile_lines,
+        profile_text,
+        profiles,
+        read_profile_file,
+        write_profile_file,
+    )
+    from .publish import HashRegistry, Release, publish, registered_hash, registry_path
+    from .requests import SALT_MODES, PromptBuilder, Salt, make_salt, request_body, wire_messages
+    from .shards import (
+        FORMAT_VERSION,
+        MANIFEST,
+        STATS_FILE,
+        BuildOptions,
+        BuildResult,
+        ExportResult,
+        Instance,
+        InstanceEntry,
+        Manifest,
+        Shards,
+        TurnPrompt,
+        TurnRow,
+        Verification,
+        build_shards,
+        export_shards,
+        iter_prompts,
+        logical_id,
+        salt_for,
+        shards_profile,
+        turn_body,
+        verify_shards,
+        without_marker,
+    )
+    from .version import __version__
 
 
 __all__ = [
@@ -186,5 +188,51 @@ __all__ = [
 
 _LAZY = {  # submodule: the names it gives, imported on first use
     ".cards": ("check_card", "parse_card", "write_card"),
+    ".distribution": ("PERCENTILES", "Distribution", "distribution", "pct_key", "percentiles"),
+    ".docs": ("DOCS_PACKAGE", "Page", "page", "pages"),
+    ".formats": ("FORMATS", "Format", "read_sources", "validate_sources"),
+    ".inputs": ("iter_json_objects", "iter_lines"),
+    ".profiles": (
+        "DEFAULT_OUTPUT_CONSISTENCY",
+        "Profile",
+        "ProfileError",
+        "Thresholds",
+        "add_profile_files",
+        "check_profile",
+        "get_profile",
+        "profile_from",
+        "profile_lines",
+        "profile_text",
+        "profiles",
+        "read_profile_file",
+        "write_profile_file",
+    ),
+    ".publish": ("HashRegistry", "Release", "publish", "registered_hash", "registry_path"),
+    ".requests": ("SALT_MODES", "PromptBuilder", "Salt", "make_salt", "request_body", "wire_messages"),
+    ".shards": (
+        "FORMAT_VERSION",
+        "MANIFEST",
+        "STATS_FILE",
+        "BuildOptions",
+        "BuildResult",
+        "ExportResult",
+        "Instance",
+        "InstanceEntry",
+        "Manifest",
+        "Shards",
+        "TurnPrompt",
+        "TurnRow",
+        "Verification",
+        "build_shards",
+        "export_shards",
+        "iter_prompts",
+        "logical_id",
+        "salt_for",
+        "shards_profile",
+        "turn_body",
+        "verify_shards",
+        "without_marker",
+    ),
+    ".version": ("__version__",),  # the package metadata (importlib.metadata): read when asked
 }
 __getattr__ = lazy_getattr(__name__, _LAZY)

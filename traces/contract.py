@@ -17,6 +17,7 @@ rename) and deterministic (`sort_keys` unless the class keeps its own order).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import types
@@ -35,8 +36,13 @@ class ContractError(TraceError):
     """A file that does not hold what its contract says: the path, the field and what was found."""
 
 
+_PLAIN = frozenset({str, int, float, bool})
+
+
 def to_json(value: Any) -> Any:
     """A dataclass (or NamedTuple, list, dict of them) as plain JSON values, in field order."""
+    if value is None or type(value) in _PLAIN:  # most values of a long file (scores.json's turns)
+        return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple: a compact array
@@ -64,6 +70,13 @@ def _fail(where: str, want: str, got: Any) -> ContractError:
 
 def _at(where: str, step: str) -> str:
     return f"{where}{step}" if step.startswith("[") or not where else f"{where}.{step}"
+
+
+@functools.cache
+def _hints(tp: type) -> dict[str, Any]:
+    """A class's resolved field types, once per class: resolving them is the slow part of reading
+    a long list of small records (the manifest's instances, thousands of them)."""
+    return get_type_hints(tp)
 
 
 def _convert(tp: Any, data: Any, where: str) -> Any:
@@ -96,7 +109,7 @@ def _convert(tp: Any, data: Any, where: str) -> Any:
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if not isinstance(data, dict):
             raise _fail(where, f"an object ({tp.__name__})", data)
-        hints = get_type_hints(tp)
+        hints = _hints(tp)
         values = {}
         for f in dataclasses.fields(tp):
             if not f.init:
@@ -110,7 +123,7 @@ def _convert(tp: Any, data: Any, where: str) -> Any:
         except ValueError as exc:  # the class's own check of its values (__post_init__)
             raise ContractError(f"{where + ': ' if where else ''}{exc}") from None
     if isinstance(tp, type) and issubclass(tp, tuple) and hasattr(tp, "_fields"):  # NamedTuple
-        hints = get_type_hints(tp)
+        hints = _hints(tp)
         if not isinstance(data, list) or len(data) != len(tp._fields):
             raise _fail(where, f"a list of {len(tp._fields)} ({', '.join(tp._fields)})", data)
         return tp(*(_convert(hints[n], v, _at(where, n)) for n, v in zip(tp._fields, data, strict=True)))

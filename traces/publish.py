@@ -26,14 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from .contract import ContractError, from_json, to_json
+from .env import REGISTRY_ENV
 from .errors import TraceError
 from .outdir import check_writable, unwritable
 from .profiles import Profile, profile_text
 from .progress import Progress
 from .shards import MANIFEST, Shards, uses_tokenizer, verify_shards
 
-#: The user registry file every command reads when no --registry is given.
-REGISTRY_ENV = "TRAJBENCH_REGISTRY"
 #: The registry entry inside a release folder, and the release's profile file.
 REGISTRY_ENTRY = "registry.json"
 PROFILE_FILE = "profile.yaml"

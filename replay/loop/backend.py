@@ -134,9 +134,11 @@ class LocalBackend:
         *,
         client_factory: Callable[[WorkerPlan], Any] = open_client,
         counter: Any = None,
+        shards: traces.Shards | None = None,
     ) -> None:
         self.plan = plan
         self.counter = counter
+        self.shards = shards  # the run's own, verified and open (None: open `plan.shards`)
         self.source = LocalSource(coordinator, sink)
         self.coordinator = coordinator
         self._client_factory = client_factory
@@ -145,7 +147,7 @@ class LocalBackend:
 
     async def run(self) -> None:
         async with self._client_factory(self.plan) as client:
-            self._scheduler = Scheduler(self.plan, self.source, client, counter=self.counter)
+            self._scheduler = Scheduler(self.plan, self.source, client, counter=self.counter, shards=self.shards)
             try:
                 if not self.source.stop_event.is_set():
                     await prewarm(client, len(self.plan.slots))

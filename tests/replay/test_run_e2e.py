@@ -428,6 +428,38 @@ def test_a_run_reads_the_shard_footers_once_and_plans_every_cycled_turn(
     assert read_run_info(run_dir).planned_turns == len(records) == 17 + 10 and all(r.ok for r in records)
 
 
+def test_a_run_opens_its_shards_once_and_replays_the_bytes_it_verified(
+    sample_shards: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In-process, the slots read the run's own verified shards: the manifest is read once, each
+    shard file is opened once, over the bytes the verification hashed (not the file again)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from traces.shards import reader
+
+    made: list[str] = []
+    sources: list[object] = []
+    real_init, real_file = reader.Shards.__init__, pq.ParquetFile
+
+    def counted_init(self: traces.Shards, path: Any) -> None:
+        made.append(str(path))
+        real_init(self, path)
+
+    def counted_file(source: Any, *args: Any, **kw: Any) -> Any:
+        sources.append(source)
+        return real_file(source, *args, **kw)
+
+    monkeypatch.setattr(reader.Shards, "__init__", counted_init)
+    monkeypatch.setattr(pq, "ParquetFile", counted_file)
+    with LoopbackServer() as srv:
+        run_dir = run(sample_shards, tmp_path / "run", srv.base_url, concurrency=2, inject_delays=False)
+    assert made == [str(sample_shards)]
+    assert len(sources) == len(traces.Shards(sample_shards).manifest.shards)
+    assert all(isinstance(src, pa.BufferReader) for src in sources)
+    assert all(r.ok for r in read_records(run_dir))
+
+
 def test_the_turn_timeout_and_idle_time_default_to_the_profiles_and_are_recorded(sample_shards: Path) -> None:
     """An official profile waits as the reference's official configuration does (a turn 14,400 s,
     not 600: a long answer at a low per-user speed outlasts minutes; a socket idle 0.5 s);

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,29 @@ def test_sweep_runs_each_point_then_resumes(sample_shards: Path, tmp_path: Path)
         assert "other settings: --no-delays (inject_delays false in the sweep, true here); give the sweep's" in str(
             err.value
         )
+
+
+def test_a_point_is_scored_off_the_loop_which_keeps_serving(sample_shards: Path, tmp_path: Path) -> None:
+    """`after_point` (the accuracy gates, seconds of CPU on a long run) runs in a thread: while it
+    works, the sweep's event loop runs its callbacks (signals, timers). The hook asks the loop for
+    a callback and waits for it; on the loop's own thread it would wait forever."""
+    seen: list[tuple[str, bool]] = []
+
+    async def sweep() -> Path:
+        loop = asyncio.get_running_loop()
+
+        def after_point(run_dir: Path) -> None:
+            served = threading.Event()
+            loop.call_soon_threadsafe(served.set)
+            seen.append((run_dir.name, served.wait(timeout=60)))
+
+        with LoopbackServer(lambda b, h: Reply(chunks=3)) as srv:
+            base = RunConfig(shards=str(sample_shards), endpoint=srv.base_url, inject_delays=False, progress="none")
+            return await run_sweep(base, [2], tmp_path / "sweep", after_point=after_point, echo=lambda m: None)
+
+    folder = asyncio.run(sweep())
+    assert seen == [("c0002", True)]
+    assert json.loads((folder / "sweep.json").read_text())["points"][0]["status"] == "done"
 
 
 def test_concurrency_lists_are_checked() -> None:

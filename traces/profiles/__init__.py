@@ -4,11 +4,11 @@ or loaded from a user's profile file, docs/maintainers.md).
 
 from __future__ import annotations
 
+from ..env import PROFILES_ENV
 from .listing import profile_lines
 from .profilefile import check_profile, profile_text, read_profile_file, write_profile_file
 from .registry import (
     DEFAULT_OUTPUT_CONSISTENCY,
-    PROFILES_ENV,
     Profile,
     ProfileError,
     Thresholds,

@@ -21,10 +21,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..env import PROFILES_ENV
 from ..errors import TraceError
 
-#: The folder (or file) of user profiles every command loads besides the built-ins.
-PROFILES_ENV = "TRAJBENCH_PROFILES"
 #: Where a built-in profile comes from (`Profile.source`); a user profile's source is its file.
 BUILT_IN = "built-in"
 #: The output-consistency audit's limits (docs/audits.md) when a profile states none: the largest

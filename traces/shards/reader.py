@@ -202,6 +202,7 @@ class Shards:
             raise ShardError(f"{exc}; {REBUILD}") from None
         check_manifest(self.path, self.manifest, mpath)
         self._files: dict[str, pq.ParquetFile] = {}
+        self._held: dict[str, bytes] = {}  # shard files verified from these bytes (`hold`)
 
     @property
     def options(self) -> BuildRecord:
@@ -223,15 +224,40 @@ class Shards:
     def __len__(self) -> int:
         return len(self.index)
 
+    def hold(self, name: str, data: bytes) -> None:
+        """Read the shard file `name` from `data` from now on: the bytes a verification has just
+        hashed (`verify_files`). What is read (and replayed) is then exactly what was checked,
+        whatever happens to the file afterwards, and the file is not read from disk again."""
+        self._held[name] = data
+        old = self._files.pop(name, None)  # opened from the path before: read the held bytes instead
+        if old is not None:
+            old.close()
+
     def _file(self, shard: int) -> pq.ParquetFile:
         name = self.manifest.shards[shard].file
         if name not in self._files:
             path = shard_path(self.path, name)
+            held = self._held.get(name)
             try:
-                self._files[name] = pq.ParquetFile(path)
+                self._files[name] = pq.ParquetFile(pa.BufferReader(held) if held is not None else path)
             except (pa.ArrowException, OSError) as exc:
                 raise ShardError(f"{path}: not a readable Parquet file ({exc}); {REBUILD}") from None
         return self._files[name]
+
+    def instance_turns(self) -> list[int]:
+        """Each stored instance's client turns, in FIFO order, from the Parquet footers of the
+        files this object holds open (each footer is read and parsed once, and again by nothing
+        that reads the instances through this object)."""
+        out: list[int] = []
+        for e in self.index:
+            f = self._file(e.shard)
+            try:
+                out.append(f.metadata.row_group(e.group).num_rows)
+            except (pa.ArrowException, OSError, IndexError) as exc:
+                raise ShardError(
+                    f"{self.path / self.manifest.shards[e.shard].file}: not a readable shard file ({exc}); {REBUILD}"
+                ) from None
+        return out
 
     def _row_group(self, shard: int, group: int) -> pa.Table:
         """One instance's rows; anything but the Parquet this trajbench writes is a ShardError."""
@@ -270,9 +296,11 @@ class Shards:
         raise ShardError(f"{self.path}: no trajectory {trajectory_id!r} repeat {repeat} (trajectories: {hint})")
 
     def close(self) -> None:
+        """Close the open files and let go of held bytes (a later read opens the files again)."""
         for f in self._files.values():
             f.close()
         self._files.clear()
+        self._held.clear()
 
 
 def not_a_shard_folder(spec: str) -> str:

@@ -7,10 +7,15 @@ replayed or pass as the official dataset, so:
 
 - `check_manifest` (run by `Shards` on open) rejects a manifest whose shard list is empty,
   malformed, or names files outside the folder (absolute paths, `..`, links leading out);
-- `verify_files` re-hashes every shard file against the manifest (fast: sizes, then sha256 in
-  1 MiB blocks); `replay run` does it before the first request and records it in run.json;
+- `verify_files` re-hashes every shard file against the manifest (fast: sizes first, then each
+  file read once and hashed); `replay run` does it before the first request and records it in
+  run.json;
 - `verify_shards(content=True)` also recomputes the content hash from the rows, as the build
   computed it; `eval check` uses it instead of trusting the manifest.
+
+A file that passed is then read from the very bytes that were hashed (`Shards.hold`): the rows
+replayed (or content-hashed) are the rows checked, a file changed after its check is never read,
+and no byte is read from disk twice (the footers and rows come from memory).
 
 Every failure is a `ShardError` naming the file and saying how to get a good folder back.
 """
@@ -111,9 +116,11 @@ def check_manifest(folder: Path, manifest: Manifest, manifest_path: Path) -> Non
             )
 
 
-def verify_files(shards: Shards) -> Verification:
+def verify_files(shards: Shards, *, hold: bool = True) -> Verification:
     """Every shard file against the manifest's size and sha256; raises `ShardError` at the first
-    file that differs."""
+    file that differs. Each file is read once: with `hold`, `shards` then reads it from the bytes
+    hashed (memory: the shard files' size); without, it is hashed in blocks (memory: a block) for
+    a caller that reads no row after the check."""
     start = time.monotonic()
     listed = shards.manifest.shards
     by_hash = {entry.sha256: entry.file for entry in listed}
@@ -126,7 +133,14 @@ def verify_files(shards: Shards) -> Verification:
             raise ShardError(
                 f"{path}: {size:,} bytes, the manifest says {entry.bytes:,}: the file was truncated or replaced after the build; {REBUILD}"
             )
-        actual = sha256_file(path)
+        data = None
+        if hold:
+            with open(path, "rb") as fh:
+                data = fh.read(size + 1)  # all of it (a file grown since the stat is a mismatch too)
+            size = len(data)
+            actual = hashlib.sha256(data).hexdigest()
+        else:
+            actual = sha256_file(path)
         if actual != entry.sha256:
             other = by_hash.get(actual)
             hint = (
@@ -137,6 +151,8 @@ def verify_files(shards: Shards) -> Verification:
             raise ShardError(
                 f"{path}: sha256 {actual[:16]}… does not match the manifest's {entry.sha256[:16]}… ({hint}); {REBUILD}"
             )
+        if data is not None:
+            shards.hold(entry.file, data)
         total += size
     return Verification(files=len(listed), bytes=total, seconds=time.monotonic() - start)
 
@@ -150,9 +166,10 @@ def content_hash_of(shards: Shards) -> str:
     return h.hexdigest()
 
 
-def verify_shards(shards: Shards, *, content: bool = False) -> Verification:
-    """`verify_files`, and with `content` the recomputed content hash against the manifest's."""
-    files = verify_files(shards)
+def verify_shards(shards: Shards, *, content: bool = False, hold: bool = True) -> Verification:
+    """`verify_files`, and with `content` the recomputed content hash against the manifest's
+    (from the held bytes: the rows hashed are those of the files checked)."""
+    files = verify_files(shards, hold=hold or content)
     if not content:
         return files
     start = time.monotonic()

@@ -205,3 +205,54 @@ def test_traces_verify_command(shards: Path) -> None:
     assert files.code == 0 and "file sha256s match the manifest" in files.out
     rows = trajbench("traces", "verify", str(shards))
     assert rows.code == 1 and rows.error_lines[0].startswith(f"Error: {shards}: the rows hash to ")
+
+
+def test_verification_reads_each_file_once_and_the_rows_come_from_what_it_hashed(
+    three: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`verify_shards` reads every shard file once (one open, every byte once); what is read
+    after it (footers, rows, the content hash) comes from the bytes it hashed, so a file changed
+    (or removed) after its check is never read, and nothing is read from disk twice."""
+    import builtins
+
+    from traces.shards.verify import content_hash_of
+
+    expected = [Shards(three).instance(k) for k in range(len(Shards(three)))]
+    opened: list[str] = []
+    read: dict[str, int] = {}
+    real_open = builtins.open
+
+    class Counted:
+        def __init__(self, fh: Any, name: str) -> None:
+            self.fh, self.name = fh, name
+
+        def read(self, n: int = -1) -> bytes:
+            data: bytes = self.fh.read(n)
+            read[self.name] = read.get(self.name, 0) + len(data)
+            return data
+
+        def __enter__(self) -> Counted:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.fh.close()
+
+    def counting_open(file: Any, mode: str = "r", *args: Any, **kw: Any) -> Any:
+        fh = real_open(file, mode, *args, **kw)
+        if str(file).endswith(".parquet"):
+            opened.append(Path(file).name)
+            return Counted(fh, Path(file).name)
+        return fh
+
+    shards = Shards(three)
+    monkeypatch.setattr(builtins, "open", counting_open)
+    v = verify_shards(shards)
+    monkeypatch.undo()
+    files = [e.file for e in shards.manifest.shards]
+    assert sorted(opened) == sorted(files)  # one open per file
+    assert read == {e.file: e.bytes for e in shards.manifest.shards} and v.bytes == sum(read.values())
+    for name in files:  # the files go away (or are rewritten) after the check: never read again
+        (three / name).write_bytes(b"PAR1" + b"\0" * 64)
+    assert shards.instance_turns() == [len(i.turns) for i in expected]
+    assert [shards.instance(k) for k in range(len(shards))] == expected
+    assert content_hash_of(shards) == shards.content_hash
