@@ -39,7 +39,7 @@ from .profiles import (
 )
 from .progress import PLAIN_SECONDS, PROGRESS_MODES, PROGRESS_OPTION, PROGRESS_SECONDS_ENV, Progress, plain_seconds
 from .publish import REGISTRY_ENV, HashRegistry, Release, publish, registered_hash, registry_path
-from .requests import SALT_MODES, PromptBuilder, Salt, make_salt, request_body, wire_messages
+from .requests import SALT_MODES, BodyEncoder, PromptBuilder, Salt, make_salt, request_body, wire_messages
 from .shards import (
     FORMAT_VERSION,
     MANIFEST,
@@ -88,6 +88,7 @@ __all__ = [
     "SALT_MODES",
     "STATS_FILE",
     "TEXT_WIDTH",
+    "BodyEncoder",
     "BuildOptions",
     "BuildResult",
     "ContractError",
