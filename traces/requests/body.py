@@ -6,6 +6,7 @@ Dataset-only fields (delays, intent codes, ids) never reach this function.
 
 from __future__ import annotations
 
+from operator import is_
 from typing import Any
 
 import orjson
@@ -54,7 +55,7 @@ class BodyEncoder:
 
     def encode(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> bytes:
         known = self._messages
-        if len(messages) < len(known) or any(a is not b for a, b in zip(messages, known, strict=False)):
+        if len(messages) < len(known) or not all(map(is_, messages, known)):
             known.clear()
             self._encoded.clear()
         for message in messages[len(known) :]:
