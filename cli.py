@@ -935,7 +935,7 @@ def replay_sweep(values: traces.Values) -> None:
 
 
 @replay_group.command("calibrate")
-@example("trajbench replay calibrate --workers 2 --turns 2000")
+@example("trajbench replay calibrate --shards shards -c 16 --workers 2")
 @click.option(
     "--concurrency",
     "-c",
@@ -997,6 +997,27 @@ def replay_sweep(values: traces.Values) -> None:
     help="Event loop of our client processes (default: the one `replay run` uses, uvloop where installed).",
 )
 @click.option(
+    "--shards",
+    "shards",
+    default=None,
+    type=click.Path(exists=True, file_okay=False),
+    help="Replay these shards' own prompts (sizes, tools, turn structure) through `trajbench replay run` "
+    "in both phases: CPU of the streaming phase and of the whole process (start-up to scoring).",
+)
+@click.option(
+    "--trajectories",
+    default=None,
+    type=click.IntRange(min=1),
+    help="With --shards: trajectory instances per run (default: two per slot).",
+)
+@click.option(
+    "--phase",
+    "phases",
+    multiple=True,
+    type=click.Choice(["saturated", "paced"]),
+    help="Run only this phase (repeatable; default: both).",
+)
+@click.option(
     "--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Also write the rows as JSON here."
 )
 def replay_calibrate(
@@ -1009,9 +1030,15 @@ def replay_calibrate(
     compare: tuple[str, ...],
     compare_python: str | None,
     loop: str | None,
+    shards: str | None,
+    trajectories: int | None,
+    phases: tuple[str, ...],
     json_out: str | None,
 ) -> None:
-    """Measure the harness's own limits against a loopback server streaming flat out, then paced like an engine."""
+    """Measure the harness's own limits against a loopback server streaming flat out, then paced like an engine.
+
+    With --shards the prompts are the dataset's own and our client is `trajbench replay run` itself,
+    so its figures include start-up, shard verification, the preflight and scoring (docs/metrics.md)."""
     from replay.calibrate import Paced, calibrate, format_rows, layout_line, rows_to_json
 
     try:
@@ -1029,6 +1056,9 @@ def replay_calibrate(
         compare=compare,
         compare_python=compare_python,
         loop=loop,
+        shards=shards,
+        trajectories=trajectories,
+        phases=phases or ("saturated", "paced"),
         echo=lambda s: click.echo(s, err=True),
     )
     for line in format_rows(rows):

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
         write_profile_file,
     )
     from .publish import HashRegistry, Release, publish, registered_hash, registry_path
-    from .requests import SALT_MODES, PromptBuilder, Salt, make_salt, request_body, wire_messages
+    from .requests import SALT_MODES, BodyEncoder, PromptBuilder, Salt, make_salt, request_body, wire_messages
     from .shards import (
         FORMAT_VERSION,
         MANIFEST,
@@ -90,6 +90,7 @@ __all__ = [
     "SALT_MODES",
     "STATS_FILE",
     "TEXT_WIDTH",
+    "BodyEncoder",
     "BuildOptions",
     "BuildResult",
     "ContractError",
@@ -208,7 +209,7 @@ _LAZY = {  # submodule: the names it gives, imported on first use
         "write_profile_file",
     ),
     ".publish": ("HashRegistry", "Release", "publish", "registered_hash", "registry_path"),
-    ".requests": ("SALT_MODES", "PromptBuilder", "Salt", "make_salt", "request_body", "wire_messages"),
+    ".requests": ("SALT_MODES", "BodyEncoder", "PromptBuilder", "Salt", "make_salt", "request_body", "wire_messages"),
     ".shards": (
         "FORMAT_VERSION",
         "MANIFEST",

@@ -22,6 +22,7 @@ setups at the start and says nothing about steady state.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import multiprocessing as mp
 import os
@@ -40,6 +41,7 @@ import numpy as np
 
 from ..client import FastTransport, StreamClient, event_loop, frozen_heap, run_loop
 from ..errors import ReplayError
+from .workload import process_cpu_s, run_trajbench, scratch, write_sessions
 
 _ABENCH_DRIVER = Path(__file__).with_name("abench_driver.py")
 _BODY_BASE = {
@@ -67,6 +69,19 @@ class CalRow:
     ttft_err_p99_ms: float | None
     itl_err_p50_ms: float | None
     itl_err_p99_ms: float | None
+    first_ttft_err_p99_ms: float | None = None  # each slot's first turn only (the first wave)
+    process_cpu_s: float | None = None  # the whole client process: start-up to exit (--shards)
+    server_cores: float | None = None  # the calibration server's CPU-seconds per wall second
+
+    @property
+    def process_cpu_per_turn_ms(self) -> float | None:
+        """The whole process's CPU per turn, as a user pays for it (start-up, verification, scoring)."""
+        return None if self.process_cpu_s is None or not self.turns else 1000 * self.process_cpu_s / self.turns
+
+    @property
+    def output_tokens_per_s(self) -> float:
+        """Streamed chunks per wall second: the calibration server sends one token a chunk."""
+        return self.chunks_per_s
 
     @property
     def chunks_per_s(self) -> float:
@@ -104,13 +119,15 @@ async def _drive_ours(url: str, slots: int, turns: int, tokens: int, transport: 
     async with StreamClient(url, max_connections=slots, api_key=None, transport=tr) as client:
 
         async def slot() -> None:
+            first = True
             while left[0] > 0:
                 left[0] -= 1
                 r = await client.stream_chat(body, {"X-Session-ID": "cal"}, timeout_s=120)
                 if r.ok:
-                    results.append((r.chunk_ns, r.content))
+                    results.append((r.chunk_ns, r.content, first))
                 else:
                     failed[0] += 1
+                first = False
 
         cpu0, wall0 = time.process_time(), time.monotonic_ns()
         await client.prewarm(slots)  # as a run does (counted in the client's CPU)
@@ -122,7 +139,7 @@ async def _drive_ours(url: str, slots: int, turns: int, tokens: int, transport: 
         "t_start_ns": wall0,
         "t_end_ns": wall1,
         "failed": failed[0],
-        "turns": [[list(ns), text] for ns, text in results],
+        "turns": [[list(ns), text, first] for ns, text, first in results],
     }
 
 
@@ -208,20 +225,14 @@ def _share(total: int, parts: int, k: int) -> int:
 
 
 def _run_abench(
-    python: str, url: str, concurrency: int, turns: int, tokens: int, cores: frozenset[int] | None = None
+    python: str, url: str, concurrency: int, work: Workload, cores: frozenset[int] | None
 ) -> list[dict[str, Any]]:
-    cmd = [
-        python,
-        str(_ABENCH_DRIVER),
-        url + "/v1/chat/completions",
-        "--concurrency",
-        str(concurrency),
-        "--turns",
-        str(turns),
-        "--tokens",
-        str(tokens),
-    ]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, preexec_fn=_pinned(cores))
+    cmd = [python, str(_ABENCH_DRIVER), url + "/v1/chat/completions", "--concurrency", str(concurrency)]
+    if work.sessions is not None:
+        cmd += ["--sessions", str(work.sessions), "--instances", str(work.trajectories)]
+    else:
+        cmd += ["--turns", str(work.turns), "--tokens", str(work.tokens)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, preexec_fn=_pinned(cores))
     if done.returncode != 0:
         tail = done.stderr.strip().splitlines()[-1:] or ["(no output)"]
         raise ReplayError(
@@ -238,13 +249,53 @@ def _pinned(cores: frozenset[int] | None) -> Callable[[], None] | None:
     return lambda: os.sched_setaffinity(0, cores)
 
 
-#: Clients calibration can compare: name -> runner(url, workers, concurrency, turns, tokens, python, cores).
-COMPARE: dict[str, Callable[..., list[dict[str, Any]]]] = {
+@dataclass(frozen=True)
+class Workload:
+    """What one phase's clients send: `turns` two-word prompts (`tokens` chunks a turn), or with
+    `shards` the dataset's own instances (`trajectories` of them, through `trajbench replay run`;
+    agentic-bench from `sessions`), their run folders under `scratch`."""
+
+    turns: int
+    tokens: int
+    shards: Path | None = None
+    trajectories: int = 0
+    sessions: Path | None = None
+    scratch: Path | None = None
+
+    def ours(
+        self, url: str, workers: int, concurrency: int, loop: str, cores: frozenset[int] | None, phase: str
+    ) -> list[dict[str, Any]]:
+        if self.shards is None:
+            return _run_ours(url, workers, concurrency, self.turns, self.tokens, "fast", loop, cores)
+        assert self.scratch is not None
+        out = self.scratch / f"{phase}-{loop}-w{workers}"
+        return [
+            run_trajbench(
+                self.shards,
+                url,
+                concurrency=concurrency,
+                trajectories=self.trajectories,
+                workers=workers,
+                loop=loop,
+                cores=cores,
+                out=out,
+            )
+        ]
+
+
+def _httpx(url: str, c: int, work: Workload, py: str, cores: frozenset[int] | None, phase: str) -> list[dict[str, Any]]:
+    if work.shards is not None:
+        raise ReplayError("--compare httpx-default runs the fixed workload only; drop it or --shards")
+    return _run_ours(url, 1, c, work.turns, work.tokens, "httpx", "asyncio", cores)
+
+
+#: Clients calibration can compare: name -> runner(url, concurrency, workload, python, cores, phase).
+COMPARE: dict[str, Callable[[str, int, Workload, str, frozenset[int] | None, str], list[dict[str, Any]]]] = {
     "none": lambda *a: [],
-    "agentic-bench": lambda url, w, c, n, k, py, cores: _run_abench(py, url, c, n, k, cores),
-    "httpx-default": lambda url, w, c, n, k, py, cores: _run_ours(url, 1, c, n, k, "httpx", "asyncio", cores),
-    "trajbench-asyncio": lambda url, w, c, n, k, py, cores: _run_ours(url, 1, c, n, k, "fast", "asyncio", cores),
-    "trajbench-uvloop": lambda url, w, c, n, k, py, cores: _run_ours(url, 1, c, n, k, "fast", "uvloop", cores),
+    "agentic-bench": lambda url, c, work, py, cores, phase: _run_abench(py, url, c, work, cores),
+    "httpx-default": _httpx,
+    "trajbench-asyncio": lambda url, c, work, py, cores, phase: work.ours(url, 1, c, "asyncio", cores, phase),
+    "trajbench-uvloop": lambda url, c, work, py, cores, phase: work.ours(url, 1, c, "uvloop", cores, phase),
 }
 
 
@@ -293,6 +344,10 @@ class _Server:
     def __enter__(self) -> _Server:
         return self
 
+    def cpu_s(self) -> float:
+        """CPU seconds the server processes have used so far."""
+        return sum(process_cpu_s(p.pid) or 0.0 for p in self.procs)
+
     def __exit__(self, *exc: object) -> None:
         for proc in self.procs:
             proc.kill()
@@ -302,22 +357,24 @@ class _Server:
 
 
 # ---- turning raw facts into rows
-def _row(phase: str, client: str, workers: int, concurrency: int, runs: list[dict[str, Any]]) -> CalRow:
+def _row(
+    phase: str, client: str, workers: int, concurrency: int, runs: list[dict[str, Any]], server_cores: float | None
+) -> CalRow:
     ttft: list[int] = []
+    first_ttft: list[int] = []
     itl: list[int] = []
     chunks = turns = 0
     for run in runs:
-        warm_up = concurrency // len(runs)  # each slot's first turn overlaps the connection-setup burst
-        for k, (arrivals, text) in enumerate(run["turns"]):
+        for arrivals, text, first in run["turns"]:
             stamps = [int(s) for s in text.split()]
             n = min(len(stamps), len(arrivals))
             if not n:
                 continue
             turns += 1
             chunks += len(arrivals)
-            if k < warm_up:
-                continue
             ttft.append(arrivals[0] - stamps[0])
+            if first:
+                first_ttft.append(arrivals[0] - stamps[0])
             itl.extend(abs((arrivals[i] - arrivals[i - 1]) - (stamps[i] - stamps[i - 1])) for i in range(1, n))
     wall = (max(r["t_end_ns"] for r in runs) - min(r["t_start_ns"] for r in runs)) / 1e9
     return CalRow(
@@ -332,6 +389,9 @@ def _row(phase: str, client: str, workers: int, concurrency: int, runs: list[dic
         sum(r["cpu_s"] for r in runs),
         *_p50_p99(ttft),
         *_p50_p99(itl),
+        first_ttft_err_p99_ms=_p50_p99(first_ttft)[1],
+        process_cpu_s=sum(r["process_cpu_s"] for r in runs) if all("process_cpu_s" in r for r in runs) else None,
+        server_cores=server_cores,
     )
 
 
@@ -381,14 +441,21 @@ def calibrate(
     compare: tuple[str, ...] = (),
     compare_python: str | None = None,
     loop: str | None = None,
+    shards: str | Path | None = None,
+    trajectories: int | None = None,
+    phases: tuple[str, ...] = ("saturated", "paced"),
     echo: Callable[[str], None] = lambda s: None,
 ) -> list[CalRow]:
-    """Run both phases (saturated, paced) for our client (1..workers processes) and each comparison client."""
+    """Run the phases (saturated, paced) for our client (1..workers processes) and each comparison
+    client; with `shards`, on the dataset's own prompts (`trajectories` instances, by default two
+    per slot) through `trajbench replay run` (`replay.calibrate.workload`)."""
     if concurrency < workers:
         raise ReplayError(f"--concurrency {concurrency} is below --workers {workers}; every worker needs a slot")
     unknown = [c for c in compare if c not in COMPARE]
     if unknown:
         raise ReplayError(f"unknown --compare {unknown[0]!r}; choose from {', '.join(sorted(COMPARE))}")
+    if shards is not None and "httpx-default" in compare:
+        raise ReplayError("--compare httpx-default runs the fixed workload only; drop it or --shards")
     py = compare_python or sys.executable
     loop = event_loop(loop)  # by default the one a replay runs on
     if "trajbench-uvloop" in compare:
@@ -397,41 +464,72 @@ def calibrate(
     ours = f"trajbench-{loop}"
     others = [name for name in compare if name != "none"]
     rows: list[CalRow] = []
-    paced_turns = max(2 * concurrency, turns // 2)
-    phases = (  # (phase, turns, chunks a turn, tick, TTFT, server CPUs, client CPUs)
-        ("saturated", turns, tokens, 0.0, 0.0, None, None),
-        ("paced", paced_turns, paced.tokens, paced.itl_ms / 1000, paced.ttft_ms / 1000, server_cpus, client_cpus),
-    )
-    for phase, n, k, interval_s, ttft_s, on_server, on_clients in phases:
-        with _Server(k, interval_s, procs=workers, ttft_s=ttft_s, cores=on_server) as srv:
-            for w in range(1, workers + 1):
-                echo(f"{phase}: {ours}, {w} worker(s), C={concurrency}")
-                runs = _run_ours(srv.url, w, concurrency, n, k, "fast", loop, on_clients)
-                rows.append(_row(phase, ours, w, concurrency, runs))
-            for name in others:
-                echo(f"{phase}: {name}, C={concurrency}")
-                runs = COMPARE[name](srv.url, 1, concurrency, n, k, py, on_clients)
-                rows.append(_row(phase, name, 1, concurrency, runs))
+    plan = {  # phase: (turns, chunks a turn, tick, TTFT, server CPUs, client CPUs)
+        "saturated": (turns, tokens, 0.0, 0.0, None, None),
+        "paced": (
+            max(2 * concurrency, turns // 2),
+            paced.tokens,
+            paced.itl_ms / 1000,
+            paced.ttft_ms / 1000,
+            server_cpus,
+            client_cpus,
+        ),
+    }
+    with scratch() as tmp:
+        sessions = None
+        if shards is not None and "agentic-bench" in others:
+            sessions = write_sessions(Path(shards), Path(tmp))
+        for phase in phases:
+            n, k, interval_s, ttft_s, on_server, on_clients = plan[phase]
+            work = Workload(
+                n,
+                k,
+                Path(shards) if shards is not None else None,
+                trajectories or 2 * concurrency,
+                sessions,
+                Path(tmp),
+            )
+            with _Server(k, interval_s, procs=workers, ttft_s=ttft_s, cores=on_server) as srv:
+                runners: list[tuple[str, int, Callable[[], list[dict[str, Any]]]]] = [
+                    (ours, w, functools.partial(work.ours, srv.url, w, concurrency, loop, on_clients, phase))
+                    for w in range(1, workers + 1)
+                ]
+                runners += [
+                    (name, 1, functools.partial(COMPARE[name], srv.url, concurrency, work, py, on_clients, phase))
+                    for name in others
+                ]
+                for name, w, run in runners:
+                    echo(f"{phase}: {name}, {w} worker(s), C={concurrency}")
+                    cpu0, wall0 = srv.cpu_s(), time.monotonic()
+                    runs = run()
+                    server = (srv.cpu_s() - cpu0) / (time.monotonic() - wall0)
+                    rows.append(_row(phase, name, w, concurrency, runs, server))
     return rows
 
 
 def format_rows(rows: list[CalRow]) -> list[str]:
     """A fixed-width table, one line per run, for the terminal."""
     head = (
-        f"{'phase':<10} {'client':<14} {'W':>2} {'C':>4} {'turns':>6} {'fail':>4} {'chunks/s':>10} {'turns/s':>8} "
-        f"{'chunks/CPU-s':>12} {'CPU/turn ms':>11} {'cores':>5} {'TTFT err p50/p99 ms':>20} {'ITL err p50/p99 ms':>19}"
+        f"{'phase':<10} {'client':<17} {'W':>2} {'C':>4} {'turns':>6} {'fail':>4} {'chunks/s':>9} "
+        f"{'CPU/turn ms':>11} {'whole ms':>8} {'cores':>5} {'server':>6} "
+        f"{'TTFT err p50/p99 ms':>19} {'1st p99':>7} {'ITL err p50/p99 ms':>18}"
     )
     out = [head]
     for r in rows:
-        ttft = "-" if r.ttft_err_p50_ms is None else f"{r.ttft_err_p50_ms:.3f}/{r.ttft_err_p99_ms:.3f}"
-        itl = "-" if r.itl_err_p50_ms is None else f"{r.itl_err_p50_ms:.3f}/{r.itl_err_p99_ms:.3f}"
+        ttft = "-" if r.ttft_err_p50_ms is None else f"{r.ttft_err_p50_ms:.2f}/{r.ttft_err_p99_ms:.2f}"
+        first = "-" if r.first_ttft_err_p99_ms is None else f"{r.first_ttft_err_p99_ms:.2f}"
+        itl = "-" if r.itl_err_p50_ms is None else f"{r.itl_err_p50_ms:.2f}/{r.itl_err_p99_ms:.2f}"
+        whole = "-" if r.process_cpu_per_turn_ms is None else f"{r.process_cpu_per_turn_ms:.2f}"
+        server = "-" if r.server_cores is None else f"{r.server_cores:.2f}"
         out.append(
-            f"{r.phase:<10} {r.client:<14} {r.workers:>2} {r.concurrency:>4} {r.turns:>6} {r.failed:>4} "
-            f"{r.chunks_per_s:>10.0f} {r.turns_per_s:>8.1f} {r.chunks_per_cpu_s:>12.0f} {r.cpu_per_turn_ms:>11.2f} "
-            f"{r.cores_used:>5.2f} {ttft:>20} {itl:>19}"
+            f"{r.phase:<10} {r.client:<17} {r.workers:>2} {r.concurrency:>4} {r.turns:>6} {r.failed:>4} "
+            f"{r.chunks_per_s:>9.0f} {r.cpu_per_turn_ms:>11.2f} {whole:>8} {r.cores_used:>5.2f} {server:>6} "
+            f"{ttft:>19} {first:>7} {itl:>18}"
         )
     out.append(
-        f"(cores available: {os.cpu_count()}; CPU is the client processes' only; error = arrival − server send stamp)"
+        f"(cores available: {os.cpu_count()}; CPU/turn: the client's streaming phase, whole: its process from "
+        "start to exit; cores: client CPU-s per wall s; server: the calibration server's; error = arrival − "
+        "server send stamp, 1st: each slot's first turn)"
     )
     return out
 
@@ -460,6 +558,7 @@ def rows_to_json(rows: list[CalRow]) -> str:
                 turns_per_s=r.turns_per_s,
                 chunks_per_cpu_s=r.chunks_per_cpu_s,
                 cpu_per_turn_ms=r.cpu_per_turn_ms,
+                process_cpu_per_turn_ms=r.process_cpu_per_turn_ms,
                 cores_used=r.cores_used,
             )
             for r in rows

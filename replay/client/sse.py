@@ -286,9 +286,13 @@ class ChatStream:
         return self.done
 
     def _framed_text(self, data: bytes, t_ns: int) -> bool:
-        """Shortcut: a read that is exactly one content chunk of this stream's learned frame
-        (`_learn`) with another text; only the text is parsed. False (nothing changed) when the
-        read is anything else: the rules decide."""
+        """Shortcut: a read that is exactly one or more content chunks of this stream's learned
+        frame (`_learn`), each with its own text; only the texts are parsed. False (nothing
+        changed) when the read is anything else: the rules decide.
+
+        A client that falls behind a paced server finds several chunks in one read; taking them
+        the slow way there made it fall further behind. The frame's end holds a line break, which
+        no JSON string holds, so splitting the read at it is exact."""
         pre, end = self.frame[0], self.frame_end
         if not (
             data.startswith(pre)
@@ -298,16 +302,22 @@ class ChatStream:
         ):
             return False
         body = data[len(pre) - 1 : len(data) - len(end) + 1]  # the text with its quotes
-        if 0x0A in body:  # a line break is never inside a JSON string: more than one line
-            return False
-        try:
-            text = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            return False
-        if not text or type(text) is not str:
-            return False
-        self.content.append(text)
-        self.chunk_ns.append(t_ns)
+        if 0x0A not in body:  # one chunk (a line break is never inside a JSON string)
+            text = _text_of(body)
+            if text is None:
+                return False
+            self.content.append(text)
+            self.chunk_ns.append(t_ns)
+            return True
+        texts = []
+        cut = len(pre) - 1
+        for part in data.split(end)[:-1]:  # each chunk's line without the frame's end
+            text = _text_of(part[cut:] + b'"') if part.startswith(pre) and 0x0A not in part else None
+            if text is None:
+                return False
+            texts.append(text)
+        self.content.extend(texts)
+        self.chunk_ns.extend([t_ns] * len(texts))
         return True
 
     def _one_event(self, data: bytes, t_ns: int) -> bool:
@@ -555,6 +565,15 @@ def _assembled(calls: dict[Any, dict[str, Any]], args: dict[Any, list[str]]) -> 
         fn = call["function"]
         out.append({**call, "function": {**fn, "arguments": fn["arguments"] + "".join(args[i])}})
     return tuple(out)
+
+
+def _text_of(quoted: bytes) -> str | None:
+    """The non-empty text a framed chunk carries (`quoted`: one JSON string, quotes included)."""
+    try:
+        text = orjson.loads(quoted)
+    except orjson.JSONDecodeError:
+        return None
+    return text if text and type(text) is str else None
 
 
 def _plain_text(obj: dict[str, Any]) -> str | None:

@@ -155,8 +155,11 @@ class StreamClient:
     ) -> None:
         await self._http.__aexit__(exc_type, exc, tb)
 
-    async def stream_chat(self, body: dict[str, Any], headers: dict[str, str], *, timeout_s: float) -> StreamResult:
-        """POST {base}/v1/chat/completions and fold the stream; faults become error_kind."""
+    async def stream_chat(
+        self, body: dict[str, Any] | bytes, headers: dict[str, str], *, timeout_s: float
+    ) -> StreamResult:
+        """POST {base}/v1/chat/completions and fold the stream; faults become error_kind. `body`:
+        the request object, or its JSON already encoded (a replay's `traces.BodyEncoder`)."""
         t_send = time.monotonic_ns()
         limits = self.limits
         state = ChatStream(limits.max_event_bytes)
@@ -184,9 +187,7 @@ class StreamClient:
                     finally:
                         await resp.aclose()
                 else:
-                    async with self._http.stream(
-                        "POST", self._url, content=orjson.dumps(body), headers=headers
-                    ) as hresp:
+                    async with self._http.stream("POST", self._url, content=_encoded(body), headers=headers) as hresp:
                         status = hresp.status_code
                         if self._keep_header is not None:
                             kept = hresp.headers.get(self._keep_header)
@@ -230,11 +231,15 @@ class StreamClient:
             dropped_reasoning_chars=state.dropped_reasoning_chars,
         )
 
-    def _request(self, body: dict[str, Any], headers: dict[str, str]) -> bytes:
+    def _request(self, body: dict[str, Any] | bytes, headers: dict[str, str]) -> bytes:
         """The whole HTTP/1.1 request: the fixed head, this turn's headers, the JSON body."""
-        content = orjson.dumps(body)
+        content = _encoded(body)
         extra = b"".join(_header_line(k, v) for k, v in headers.items())
         return b"%s%sContent-Length: %d\r\n\r\n%s" % (self._head, extra, len(content), content)
+
+
+def _encoded(body: dict[str, Any] | bytes) -> bytes:
+    return body if isinstance(body, bytes) else orjson.dumps(body)
 
 
 def _broken(exc: BaseException, status: int | None) -> tuple[str, str]:

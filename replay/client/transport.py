@@ -222,8 +222,11 @@ class FastTransport(httpx.AsyncBaseTransport):
             self._sem = asyncio.Semaphore(self._max)
         key = (url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80))
         try:
-            async with asyncio.timeout(pool_timeout):
+            if pool_timeout is None:  # a replay's case: no timer to arm and cancel every turn
                 await self._sem.acquire()
+            else:
+                async with asyncio.timeout(pool_timeout):
+                    await self._sem.acquire()
         except TimeoutError:
             raise httpx.PoolTimeout("no free connection in the pool", request=request) from None
         try:

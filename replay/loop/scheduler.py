@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -49,7 +49,9 @@ class Source(Protocol):
 
 
 class ChatClient(Protocol):
-    async def stream_chat(self, body: dict[str, Any], headers: dict[str, str], *, timeout_s: float) -> StreamResult: ...
+    async def stream_chat(self, body: bytes, headers: dict[str, str], *, timeout_s: float) -> StreamResult:
+        """POST `body` (the request's JSON, encoded) and fold the answer."""
+        ...
 
 
 class AnswerCounter(Protocol):
@@ -90,6 +92,7 @@ class _Run:
     headers: dict[str, str]
     salt_repeat: str
     salt_conversation: str
+    bodies: traces.BodyEncoder  # the instance's request bodies, each message encoded once
 
 
 @dataclass(frozen=True)
@@ -156,14 +159,28 @@ class Scheduler:
         # Counting answers (`--tokenizer`) takes milliseconds: a thread of its own, so neither the
         # loop (the other slots' chunk timestamps) nor a slot (its next turn) waits for it.
         self._counting = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"count-w{plan.worker}")
+        self._ready: dict[int, Instance] = {}  # the first wave's instances, read before it starts
         self._last_emit: dict[int, asyncio.Task[None]] = {}  # slot → its latest deferred emit
         self._deferred: set[asyncio.Task[None]] = set()
 
     async def run(self) -> None:
         """Run every slot to its end. A slot that raises (a bug, unreadable shards) stops the
         worker: the other slots are cancelled (their turns in flight recorded) and it re-raises."""
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._reader, self._read_first_wave)
         with frozen_heap():
             await self._run_slots()
+
+    def _read_first_wave(self) -> None:
+        """Read the instances the slots start with before the first request: read as the slots
+        asked, the whole first wave's reading (a thread holding the interpreter in turns with
+        the loop) overlapped the first answers and delayed their reads. The FIFO hands slot s
+        ordinal s in the first wave (in-process; across workers, about so); an instance read
+        here is kept for the run (no more of them than slots)."""
+        for slot in self.plan.slots:
+            k = resolve(slot, len(self.shards)).shard_index
+            if k not in self._ready:
+                self._ready[k] = self.shards.instance(k)
 
     async def _run_slots(self) -> None:
         self._tasks = [asyncio.create_task(self._slot(s), name=f"slot-{s}") for s in self.plan.slots]
@@ -237,11 +254,14 @@ class Scheduler:
     async def _run_instance(self, slot: int, ref: InstanceRef) -> int:
         """Replay one instance; returns when it finished: the time its last answer's last byte
         was read (or now, when it ended otherwise)."""
-        loop = asyncio.get_running_loop()
-        instance = await loop.run_in_executor(self._reader, self.shards.instance, ref.shard_index)
+        instance = self._ready.get(ref.shard_index)
+        if instance is None:
+            instance = await asyncio.get_running_loop().run_in_executor(
+                self._reader, self.shards.instance, ref.shard_index
+            )
         run, prompts = self._prepare(slot, ref, instance)
         t_done: int | None = None
-        for k, prompt in enumerate(prompts):
+        for prompt in prompts:
             delay = prompt.row.delay_seconds if self.plan.inject_delays else 0.0
             if delay > 0 and not await self._wait_delay(delay):
                 return self._clock()  # issuing stopped during the delay: the turn is never sent
@@ -252,11 +272,14 @@ class Scheduler:
             counted = self.counter is not None and (result.error_kind is None or result.error_kind in PARTIAL_KINDS)
             self._emit(slot, record, result if counted else None)
             if record.failed:
-                self._abort_rest(run, prompts[k + 1 :], record)
+                self._abort_rest(run, list(prompts), record)
                 return self._clock()
         return t_done if t_done is not None else self._clock()
 
-    def _prepare(self, slot: int, ref: InstanceRef, instance: Instance) -> tuple[_Run, list[TurnPrompt]]:
+    def _prepare(self, slot: int, ref: InstanceRef, instance: Instance) -> tuple[_Run, Iterator[TurnPrompt]]:
+        """The instance's run facts and its prompts, rebuilt one turn at a time as they are sent:
+        rebuilding a whole instance at once held the loop for milliseconds (every slot's chunk
+        timestamps with it), 128 times over in a run's first wave."""
         repeat, logical, salt = instance_prompts(self.shards, instance, ref.cycle)
         first = instance.turns[0]
         run = _Run(
@@ -266,8 +289,11 @@ class Scheduler:
             session_headers(self.plan.headers, logical),
             salt.repeat if salt else first.salt_repeat,
             salt.conversation if salt else first.salt_conversation,
+            traces.BodyEncoder(
+                self.profile, model=self.plan.model, max_completion_tokens=self.plan.max_completion_tokens
+            ),
         )
-        return run, list(traces.iter_prompts(instance, salt=salt))
+        return run, traces.iter_prompts(instance, salt=salt)
 
     def logical_of(self, ordinal: int) -> str:
         """The logical instance id a FIFO ordinal is replayed as (what its records carry)."""
@@ -327,13 +353,7 @@ class Scheduler:
 
     async def _send(self, run: _Run, prompt: TurnPrompt, delay: float) -> tuple[Record, StreamResult]:
         """Send one turn; its record (client tokens not yet counted) and the stream's result."""
-        body = traces.request_body(
-            prompt.messages,
-            prompt.tools,
-            self.profile,
-            model=self.plan.model,
-            max_completion_tokens=self.plan.max_completion_tokens,
-        )
+        body = run.bodies.encode(prompt.messages, prompt.tools)
         t_call = self._clock()
         self.active += 1
         try:

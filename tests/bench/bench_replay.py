@@ -39,7 +39,7 @@ class InstantClient:
     async def __aexit__(self, *exc: object) -> None:
         pass
 
-    async def stream_chat(self, body: dict, headers: dict, *, timeout_s: float) -> StreamResult:  # type: ignore[type-arg]
+    async def stream_chat(self, body: bytes, headers: dict, *, timeout_s: float) -> StreamResult:  # type: ignore[type-arg]
         await asyncio.sleep(0)
         t = time.monotonic_ns()
         return StreamResult(

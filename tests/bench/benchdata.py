@@ -39,3 +39,13 @@ def coding_source(folder: Path, fixture: str | None) -> Path:
     assert writer is not None
     writer((t for t in iter_synthetic(SEED, SCALE) if t.domain == "coding"), str(path))
     return path
+
+
+def coding_shards(folder: Path, fixture: str | None) -> Path:
+    """Shards built from `coding_source` into `folder` (the benchmark's prompts, as a run sends them)."""
+    import traces
+
+    out = folder / "shards"
+    if not (out / traces.MANIFEST).is_file():
+        traces.build_shards([str(coding_source(folder, fixture))], out, traces.BuildOptions(name="bench"))
+    return out

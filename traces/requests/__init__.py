@@ -5,13 +5,14 @@ of generated tokens, and the body with the profile's parameters.
 
 from __future__ import annotations
 
-from .body import request_body
+from .body import BodyEncoder, request_body
 from .marker import Marker, choose
 from .prompts import PromptBuilder, wire_messages
 from .salt import SALT_MODES, Salt, make_salt
 
 __all__ = [
     "SALT_MODES",
+    "BodyEncoder",
     "Marker",
     "PromptBuilder",
     "Salt",

@@ -64,3 +64,65 @@ def test_calibrate_refuses_more_workers_than_slots(capsys: pytest.CaptureFixture
         cli.main(["replay", "calibrate", "-c", "1", "--workers", "2"])
     assert exc.value.code == 1
     assert "every worker needs a slot" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def sample_shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import traces
+
+    out = tmp_path_factory.mktemp("cal") / "shards"
+    traces.build_shards([str(Path(traces.__file__).parent / "data" / "sample.jsonl")], out, traces.BuildOptions())
+    return out
+
+
+@pytest.mark.slow
+def test_calibrate_on_shards_runs_the_real_command_and_reads_its_records(
+    sample_shards: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import traces
+    from replay.run import instance_turns, planned_turns
+
+    out = tmp_path / "cal.json"
+    args = ["--shards", str(sample_shards), "-c", "3", "--trajectories", "5", "--phase", "paced"]
+    cli.main(["replay", "calibrate", *args, "--paced", "10,1,4", "--json", str(out)])
+    assert "whole ms" in capsys.readouterr().out
+    [row] = json.loads(out.read_text("utf-8"))
+    shards = traces.Shards(sample_shards)
+    # every turn of the 5 instances (cycling over the stored ones) was sent and answered
+    assert row["turns"] == planned_turns(instance_turns(shards), 5) and row["failed"] == 0
+    assert row["chunks"] >= 2 * row["turns"]  # the server's 4 ± 2 chunks a turn
+    # the whole process (start-up, verification, scoring) costs more than its streaming phase
+    assert row["process_cpu_s"] > row["cpu_s"] > 0
+    assert row["server_cores"] > 0 and 0 <= row["ttft_err_p50_ms"] <= row["ttft_err_p99_ms"]
+    assert row["first_ttft_err_p99_ms"] is not None
+
+
+def test_the_sessions_file_rebuilds_each_turns_prompt(sample_shards: Path, tmp_path: Path) -> None:
+    import orjson
+
+    import traces
+    from replay.calibrate.workload import write_sessions
+
+    lines = write_sessions(sample_shards, tmp_path).read_bytes().splitlines()
+    params = orjson.loads(lines[0])["params"]
+    shards = traces.Shards(sample_shards)
+    profile, _ = traces.shards_profile(shards, quiet_without_tokenizer=True)
+    assert len(lines) == 1 + len(shards)
+    for k, line in enumerate(lines[1:]):
+        session = orjson.loads(line)
+        history: list[dict[str, object]] = []
+        for delta, prompt in zip(session["turns"], traces.iter_prompts(shards.instance(k)), strict=True):
+            history += delta
+            assert history == prompt.messages  # what `replay run` sends for this turn
+        assert dict(params, messages=history) == {
+            k: v for k, v in traces.request_body(history, None, profile).items() if k != "tools"
+        }
+
+
+def test_cpu_sampler_interpolates_between_samples() -> None:
+    from replay.calibrate.workload import CpuSampler, tree_cpu_s
+
+    sampler = CpuSampler(os.getpid())
+    sampler.samples = [(1_000, 1.0), (3_000, 2.0)]
+    assert (sampler.cpu_at(500), sampler.cpu_at(2_000), sampler.cpu_at(9_000)) == (1.0, 1.5, 2.0)
+    assert (tree_cpu_s(os.getpid()) or 0) > 0

@@ -45,7 +45,7 @@ def _answered(plan: WorkerPlan, ordinal: int, position: int, t_last_ns: int) -> 
     run, prompts = helper._prepare(0, ref, helper.shards.instance(ref.shard_index))
     t = t_last_ns - 1000
     result = StreamResult(t, t + 10, t_last_ns, (t + 10,), "ok", "", (), "stop", None, 200, None, None)
-    return helper._record(run, prompts[position], 0.0, result=result)
+    return helper._record(run, list(prompts)[position], 0.0, result=result)
 
 
 def test_a_lost_workers_unrecorded_turns_are_worker_lost_not_unsent(shards_dir: Path) -> None:

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from records import record
 
@@ -31,7 +32,8 @@ class FakeClient:
         self.sent: list[tuple[dict[str, Any], dict[str, str]]] = []
         self.fail = fail or (lambda body, headers: False)
 
-    async def stream_chat(self, body: dict[str, Any], headers: dict[str, str], *, timeout_s: float) -> StreamResult:
+    async def stream_chat(self, encoded: bytes, headers: dict[str, str], *, timeout_s: float) -> StreamResult:
+        body = orjson.loads(encoded)
         self.sent.append((body, headers))
         await asyncio.sleep(0)
         t = time.monotonic_ns()
@@ -188,7 +190,7 @@ def test_client_side_output_tokens_come_from_the_given_tokenizer(shards_dir: Pat
 
 
 class BrokenClient(FakeClient):
-    async def stream_chat(self, body: dict[str, Any], headers: dict[str, str], *, timeout_s: float) -> StreamResult:
+    async def stream_chat(self, body: bytes, headers: dict[str, str], *, timeout_s: float) -> StreamResult:
         if len(self.sent) >= 3:
             raise RuntimeError("client bug")
         return await super().stream_chat(body, headers, timeout_s=timeout_s)
