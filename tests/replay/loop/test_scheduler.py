@@ -332,3 +332,27 @@ def test_client_token_counting_is_off_the_turns_critical_path(shards_dir: Path) 
     assert all(r.client_output_tokens == len(r.content) for r in records)  # every count is there
     assert counter.calls == 2 * len(records)  # the whole answer and the part after its first chunk
     assert coord.window_close_ns == records[-1].t_last_ns  # the last byte closed the window
+
+
+class _Interleaving(FakeClient):
+    """Logs each request, and at each answer's end schedules a callback that stands for a read
+    of another stream arriving meanwhile."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: list[str] = []
+
+    async def stream_chat(self, encoded: bytes, headers: dict[str, str], *, timeout_s: float) -> StreamResult:
+        self.log.append("request")
+        result = await super().stream_chat(encoded, headers, timeout_s=timeout_s)
+        asyncio.get_running_loop().call_soon(self.log.append, "other read")
+        return result
+
+
+def test_a_turns_end_lets_other_reads_in_before_the_next_request(shards_dir: Path) -> None:
+    """The work between two turns of a slot (record, next prompt, request) is not done at one go:
+    a read that came meanwhile is taken (and stamped) before the slot writes its next request."""
+    records, client, _ = replay(shards_dir, 1, client=_Interleaving())
+    log = client.log  # type: ignore[attr-defined]
+    assert len(records) > 2 and log.count("request") == len(records)
+    assert log == ["request", "other read"] * len(records)
