@@ -15,8 +15,9 @@ leaves them free to share the cores (its figure is CPU, not timing). Client proc
 `multiprocessing` and released together by a barrier. Each phase runs as many server processes
 as client workers (one shared port), so the server is less often the bottleneck. The
 server spreads answer lengths so streams do not run in lockstep (see `replay.calibrate.server`).
-Each slot's first turn is left out of the timing error: it overlaps the burst of connection
-setups at the start and says nothing about steady state.
+Every turn enters the timing error; each slot's first turn (the first wave, every slot sending at
+once) is also reported on its own. With `--shards` the workload is the dataset's own
+(`replay.calibrate.workload`).
 """
 
 from __future__ import annotations
@@ -283,17 +284,13 @@ class Workload:
         ]
 
 
-def _httpx(url: str, c: int, work: Workload, py: str, cores: frozenset[int] | None, phase: str) -> list[dict[str, Any]]:
-    if work.shards is not None:
-        raise ReplayError("--compare httpx-default runs the fixed workload only; drop it or --shards")
-    return _run_ours(url, 1, c, work.turns, work.tokens, "httpx", "asyncio", cores)
-
-
 #: Clients calibration can compare: name -> runner(url, concurrency, workload, python, cores, phase).
 COMPARE: dict[str, Callable[[str, int, Workload, str, frozenset[int] | None, str], list[dict[str, Any]]]] = {
     "none": lambda *a: [],
     "agentic-bench": lambda url, c, work, py, cores, phase: _run_abench(py, url, c, work, cores),
-    "httpx-default": _httpx,
+    "httpx-default": lambda url, c, work, py, cores, phase: _run_ours(
+        url, 1, c, work.turns, work.tokens, "httpx", "asyncio", cores
+    ),
     "trajbench-asyncio": lambda url, c, work, py, cores, phase: work.ours(url, 1, c, "asyncio", cores, phase),
     "trajbench-uvloop": lambda url, c, work, py, cores, phase: work.ours(url, 1, c, "uvloop", cores, phase),
 }
