@@ -165,6 +165,7 @@ async def _run_replay(
                     limits=config.limits,
                     reuse_connections=target.keep_alive is not False,
                     replica_header=config.replica_header,
+                    instances=num,
                 )
                 for w in range(config.workers)
             ]

@@ -23,6 +23,7 @@ once) is also reported on its own. With `--shards` the workload is the dataset's
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import multiprocessing as mp
@@ -42,7 +43,7 @@ import numpy as np
 
 from ..client import FastTransport, StreamClient, event_loop, frozen_heap, run_loop
 from ..errors import ReplayError
-from .workload import process_cpu_s, run_trajbench, scratch, write_sessions
+from .workload import CpuSampler, pinned, run_trajbench, scratch, write_sessions
 
 _ABENCH_DRIVER = Path(__file__).with_name("abench_driver.py")
 _BODY_BASE = {
@@ -78,11 +79,6 @@ class CalRow:
     def process_cpu_per_turn_ms(self) -> float | None:
         """The whole process's CPU per turn, as a user pays for it (start-up, verification, scoring)."""
         return None if self.process_cpu_s is None or not self.turns else 1000 * self.process_cpu_s / self.turns
-
-    @property
-    def output_tokens_per_s(self) -> float:
-        """Streamed chunks per wall second: the calibration server sends one token a chunk."""
-        return self.chunks_per_s
 
     @property
     def chunks_per_s(self) -> float:
@@ -233,7 +229,7 @@ def _run_abench(
         cmd += ["--sessions", str(work.sessions), "--instances", str(work.trajectories)]
     else:
         cmd += ["--turns", str(work.turns), "--tokens", str(work.tokens)]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, preexec_fn=_pinned(cores))
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, preexec_fn=pinned(cores))
     if done.returncode != 0:
         tail = done.stderr.strip().splitlines()[-1:] or ["(no output)"]
         raise ReplayError(
@@ -241,13 +237,6 @@ def _run_abench(
             f"`{python} -m pip install agentic-bench` or pass --compare-python"
         )
     return [json.loads(done.stdout)]
-
-
-def _pinned(cores: frozenset[int] | None) -> Callable[[], None] | None:
-    """A child process's first act (before exec): run only on `cores`."""
-    if not cores:
-        return None
-    return lambda: os.sched_setaffinity(0, cores)
 
 
 @dataclass(frozen=True)
@@ -323,7 +312,7 @@ class _Server:
                     ],
                     stdout=subprocess.PIPE,
                     text=True,
-                    preexec_fn=_pinned(cores),
+                    preexec_fn=pinned(cores),
                     cwd=Path(__file__).resolve().parents[2],
                 )
                 self.procs.append(proc)
@@ -340,10 +329,6 @@ class _Server:
 
     def __enter__(self) -> _Server:
         return self
-
-    def cpu_s(self) -> float:
-        """CPU seconds the server processes have used so far."""
-        return sum(process_cpu_s(p.pid) or 0.0 for p in self.procs)
 
     def __exit__(self, *exc: object) -> None:
         for proc in self.procs:
@@ -453,6 +438,12 @@ def calibrate(
         raise ReplayError(f"unknown --compare {unknown[0]!r}; choose from {', '.join(sorted(COMPARE))}")
     if shards is not None and "httpx-default" in compare:
         raise ReplayError("--compare httpx-default runs the fixed workload only; drop it or --shards")
+    if shards is None and trajectories is not None:
+        raise ReplayError("--trajectories counts the instances of --shards; give --shards or drop it")
+    if shards is not None:
+        import traces
+
+        traces.Shards(shards)  # not a shard folder: said now, before any server starts
     py = compare_python or sys.executable
     loop = event_loop(loop)  # by default the one a replay runs on
     if "trajbench-uvloop" in compare:
@@ -497,9 +488,12 @@ def calibrate(
                 ]
                 for name, w, run in runners:
                     echo(f"{phase}: {name}, {w} worker(s), C={concurrency}")
-                    cpu0, wall0 = srv.cpu_s(), time.monotonic()
-                    runs = run()
-                    server = (srv.cpu_s() - cpu0) / (time.monotonic() - wall0)
+                    with contextlib.ExitStack() as stack:
+                        samplers = [stack.enter_context(CpuSampler(p.pid)) for p in srv.procs]
+                        runs = run()
+                    # over the client's own window (its streaming phase), as its `cores` is
+                    t0, t1 = min(r["t_start_ns"] for r in runs), max(r["t_end_ns"] for r in runs)
+                    server = sum(s.cpu_at(t1) - s.cpu_at(t0) for s in samplers) / max((t1 - t0) / 1e9, 1e-9)
                     rows.append(_row(phase, name, w, concurrency, runs, server))
     return rows
 

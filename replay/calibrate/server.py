@@ -124,9 +124,9 @@ class CalServer:
             self.streams = live
             # ticks on a fixed schedule, as a decode step is: sleeping the interval after the
             # writes stretched every tick by their cost (7.2 ms instead of 5 at 128 streams)
-            # (one that fell a whole tick behind starts afresh: no burst of catch-up ticks)
+            # (a tick that is already late starts now: no burst of catch-up ticks)
             now = clock()
-            next_tick = max(next_tick + interval_ns, now - interval_ns)
+            next_tick = max(next_tick + interval_ns, now)
             await asyncio.sleep(max(0, next_tick - now) / 1e9)
 
 

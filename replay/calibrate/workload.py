@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -122,7 +123,7 @@ def run_trajbench(
 ) -> dict[str, Any]:
     """One `trajbench replay run` against the calibration server; its raw facts (the shape
     `replay.calibrate.run` reads), plus the whole process's CPU and the turn's slot."""
-    from ..results import read_records
+    from ..results import RunOutcome, read_records
 
     cmd = [
         sys.executable,
@@ -150,16 +151,19 @@ def run_trajbench(
     log = out.parent / f"{out.name}.log"
     with open(log, "wb") as sink:
         proc = subprocess.Popen(
-            cmd, stdout=sink, stderr=subprocess.STDOUT, env=env, preexec_fn=_pinned(cores), cwd=_project_root()
+            cmd, stdout=sink, stderr=subprocess.STDOUT, env=env, preexec_fn=pinned(cores), cwd=_project_root()
         )
         with CpuSampler(proc.pid) as sampler:
             _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
     # the gates judge accuracy against recorded answers; the calibration server's answers are
-    # its stamps, so they fail (exit 1): only a run that could not finish is an error here
-    if not (out / "seal.json").is_file():
+    # its stamps, so they fail (exit 1): only a run that did not finish whole is an error here
+    outcome = RunOutcome.read(out)
+    if proc.returncode not in (0, 1) or not outcome.complete or outcome.all_failed:
         tail = log.read_text("utf-8", "replace").strip().splitlines()[-3:]
-        raise ReplayError(f"`trajbench replay run` failed (exit {proc.returncode}): {' | '.join(tail)}")
+        raise ReplayError(
+            f"`trajbench replay run` did not finish a complete run (exit {proc.returncode}): {' | '.join(tail)}"
+        )
     records = list(read_records(out))
     sent = [r for r in records if r.chunk_ns]
     t_start = min(r.t_send_ns for r in records)
@@ -207,7 +211,8 @@ def scratch() -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(prefix="trajbench-calibrate-")
 
 
-def _pinned(cores: frozenset[int] | None) -> Any:
+def pinned(cores: frozenset[int] | None) -> Callable[[], None] | None:
+    """A child process's first act (before exec): run only on `cores`."""
     if not cores:
         return None
     return lambda: os.sched_setaffinity(0, cores)

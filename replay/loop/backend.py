@@ -149,6 +149,7 @@ class LocalBackend:
         async with self._client_factory(self.plan) as client:
             self._scheduler = Scheduler(self.plan, self.source, client, counter=self.counter, shards=self.shards)
             try:
+                await self._scheduler.read_first_wave()  # first: a warm socket may expire while it reads
                 if not self.source.stop_event.is_set():
                     await prewarm(client, len(self.plan.slots))
                 await self._scheduler.run()

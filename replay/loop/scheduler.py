@@ -80,6 +80,7 @@ class WorkerPlan:
     reuse_connections: bool = True  # False when the preflight saw the server close sockets after answers
     replica_header: str | None = None  # a response header whose value each record keeps
     max_idle_s: float = 4.0  # a kept-alive socket idle longer is not reused (the profile's, docs/closed-loop.md)
+    instances: int | None = None  # trajectory instances the run starts (None: unknown); the first wave reads no more
 
 
 @dataclass(frozen=True)
@@ -160,24 +161,37 @@ class Scheduler:
         # loop (the other slots' chunk timestamps) nor a slot (its next turn) waits for it.
         self._counting = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"count-w{plan.worker}")
         self._ready: dict[int, Instance] = {}  # the first wave's instances, read before it starts
+        self._first_wave_read = False
         self._last_emit: dict[int, asyncio.Task[None]] = {}  # slot → its latest deferred emit
         self._deferred: set[asyncio.Task[None]] = set()
 
     async def run(self) -> None:
         """Run every slot to its end. A slot that raises (a bug, unreadable shards) stops the
         worker: the other slots are cancelled (their turns in flight recorded) and it re-raises."""
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._reader, self._read_first_wave)
-        with frozen_heap():
-            await self._run_slots()
+        try:
+            await self.read_first_wave()
+            with frozen_heap():
+                await self._run_slots()
+        finally:
+            self._reader.shutdown(wait=False)
+            self._counting.shutdown(wait=False)
+
+    async def read_first_wave(self) -> None:
+        """Read the instances the slots start with, before the first request (once). Read as the
+        slots asked, the whole first wave's reading (a thread holding the interpreter in turns
+        with the loop) overlapped the first answers and delayed their reads. A backend calls it
+        before it opens its connections, so none idles past the pool's max idle meanwhile."""
+        if not self._first_wave_read:
+            self._first_wave_read = True
+            await asyncio.get_running_loop().run_in_executor(self._reader, self._read_first_wave)
 
     def _read_first_wave(self) -> None:
-        """Read the instances the slots start with before the first request: read as the slots
-        asked, the whole first wave's reading (a thread holding the interpreter in turns with
-        the loop) overlapped the first answers and delayed their reads. The FIFO hands slot s
-        ordinal s in the first wave (in-process; across workers, about so); an instance read
-        here is kept for the run (no more of them than slots)."""
+        """The FIFO hands slot s ordinal s in the first wave (in-process; across workers, about
+        so), and no ordinal past the run's instances; an instance read here is kept for the run
+        (no more of them than slots)."""
         for slot in self.plan.slots:
+            if self.plan.instances is not None and slot >= self.plan.instances:
+                break
             k = resolve(slot, len(self.shards)).shard_index
             if k not in self._ready:
                 self._ready[k] = self.shards.instance(k)
@@ -185,25 +199,21 @@ class Scheduler:
     async def _run_slots(self) -> None:
         self._tasks = [asyncio.create_task(self._slot(s), name=f"slot-{s}") for s in self.plan.slots]
         try:
-            try:
-                done, pending = await asyncio.wait(self._tasks, return_when=asyncio.FIRST_EXCEPTION)
-            except asyncio.CancelledError:  # our caller is going away: take the slots with us
-                self.cancel()
-                await asyncio.gather(*self._tasks, return_exceptions=True)
-                await self._flush(quiet=True)
-                raise
-            failed = [t for t in done if not t.cancelled() and t.exception() is not None]
-            if failed:
-                self.source.stop_event.set()
-                for t in pending:
-                    t.cancel()
-                await asyncio.gather(*pending, return_exceptions=True)
-                await self._flush(quiet=True)
-                raise failed[0].exception()  # type: ignore[misc]
-            await self._flush(quiet=False)
-        finally:
-            self._reader.shutdown(wait=False)
-            self._counting.shutdown(wait=False)
+            done, pending = await asyncio.wait(self._tasks, return_when=asyncio.FIRST_EXCEPTION)
+        except asyncio.CancelledError:  # our caller is going away: take the slots with us
+            self.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            await self._flush(quiet=True)
+            raise
+        failed = [t for t in done if not t.cancelled() and t.exception() is not None]
+        if failed:
+            self.source.stop_event.set()
+            for t in pending:
+                t.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            await self._flush(quiet=True)
+            raise failed[0].exception()  # type: ignore[misc]
+        await self._flush(quiet=False)
 
     async def _flush(self, *, quiet: bool) -> None:
         """Wait for every deferred record (its count), so none is lost when the worker ends;

@@ -266,6 +266,7 @@ async def run_worker(plan: WorkerPlan, source: RemoteSource, connections: list[C
     async with open_client(plan) as client:
         scheduler = Scheduler(plan, source, client, counter=counter)
         source.scheduler = scheduler
+        await scheduler.read_first_wave()  # before the sockets are warmed (they may idle out meanwhile)
         source.send(WorkerReady(plan.worker))
         await source.started.wait()
         status = asyncio.create_task(_report_status(plan.worker, scheduler, source))

@@ -356,3 +356,34 @@ def test_a_turns_end_lets_other_reads_in_before_the_next_request(shards_dir: Pat
     log = client.log  # type: ignore[attr-defined]
     assert len(records) > 2 and log.count("request") == len(records)
     assert log == ["request", "other read"] * len(records)
+
+
+@pytest.mark.parametrize(("instances", "read"), [(2, 2), (None, 4)])
+def test_the_first_wave_is_read_before_the_sockets_are_warmed_and_not_past_the_run(
+    shards_dir: Path, instances: int | None, read: int
+) -> None:
+    """Read after warming, a first wave longer than the pool's max idle would find every warmed
+    socket expired; and a run of fewer instances than slots reads no instance it never starts."""
+    from replay.loop.backend import LocalBackend
+
+    class Warming(FakeClient):
+        async def prewarm(self, slots: int) -> None:
+            assert backend._scheduler is not None
+            self.read_when_warmed = len(backend._scheduler._ready)
+
+    client = Warming()
+    plan = WorkerPlan(
+        worker=0,
+        slots=tuple(range(6)),
+        shards=str(shards_dir),
+        profile="kimi-k3",
+        base_url="http://unused",
+        inject_delays=False,
+        instances=instances,
+    )
+    records: list[Record] = []
+    coord = Coordinator(instances or 6, stop_at_window_end=False)
+    backend = LocalBackend(plan, coord, records.append, client_factory=lambda plan: _Opened(client))
+    asyncio.run(backend.run())
+    assert client.read_when_warmed == read  # the sample's 4 instances cycle: slots 4 and 5 reuse 0 and 1
+    assert {r.instance_id for r in records} and all(r.ok for r in records)
