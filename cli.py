@@ -956,7 +956,7 @@ def replay_sweep(values: traces.Values) -> None:
     default=2048,
     show_default=True,
     type=click.IntRange(min=1),
-    help="Turns per saturated run (the paced run uses half).",
+    help="Turns per saturated run (the paced run uses half); with --shards, see --trajectories.",
 )
 @click.option(
     "--tokens-per-turn",
@@ -1000,7 +1000,7 @@ def replay_sweep(values: traces.Values) -> None:
     "--shards",
     "shards",
     default=None,
-    type=click.Path(exists=True, file_okay=False),
+    type=click.Path(file_okay=False),
     help="Replay these shards' own prompts (sizes, tools, turn structure) through `trajbench replay run` "
     "in both phases: CPU of the streaming phase and of the whole process (start-up to scoring).",
 )

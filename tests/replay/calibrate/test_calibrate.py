@@ -126,3 +126,24 @@ def test_cpu_sampler_interpolates_between_samples() -> None:
     sampler.samples = [(1_000, 1.0), (3_000, 2.0)]
     assert (sampler.cpu_at(500), sampler.cpu_at(2_000), sampler.cpu_at(9_000)) == (1.0, 1.5, 2.0)
     assert (tree_cpu_s(os.getpid()) or 0) > 0
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--shards", "nowhere"], "nowhere: no such folder; pass a folder written by `trajbench traces build`"),
+        (["--trajectories", "3"], "--trajectories counts the instances of --shards"),
+    ],
+)
+def test_calibrate_checks_its_workload_before_any_server_starts(
+    args: list[str], said: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from replay.calibrate import run
+
+    def no_server(*a: object, **k: object) -> None:
+        raise AssertionError("a server was started")
+
+    monkeypatch.setattr(run, "_Server", no_server)
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["replay", "calibrate", *args])
+    assert exc.value.code == 1 and said in capsys.readouterr().err
