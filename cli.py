@@ -981,8 +981,9 @@ def replay_sweep(values: traces.Values) -> None:
 @click.option(
     "--compare",
     multiple=True,
-    type=click.Choice(["agentic-bench", "httpx-default", "none", "trajbench-asyncio", "trajbench-uvloop"]),
-    help="Also run this client side by side (repeatable).",
+    type=click.Choice(["agentic-bench", "floor", "httpx-default", "none", "trajbench-asyncio", "trajbench-uvloop"]),
+    help="Also run this client side by side (repeatable). `floor`: a bare client that sends the same "
+    "requests and only stamps its reads, the least any Python client here pays (docs/metrics.md).",
 )
 @click.option(
     "--compare-python",

@@ -7,7 +7,9 @@ Two phases, each against a fresh `replay.calibrate.server` process (never the cl
    5 ms, 64 a turn), so every chunk arrives in its own socket read; we report the client's CPU
    per turn and its timing error = client arrival − server send stamp (same host monotonic
    clock) for TTFT (first chunk) and ITL (gap vs the server's gap), p50/p99.
-Comparison clients (`COMPARE`) run the same phases against the same server settings.
+Comparison clients (`COMPARE`) run the same phases against the same server settings; `floor`
+(`replay.calibrate.floor`) is the least a Python client pays for the same requests and reads, so
+ours minus it is what the harness itself costs.
 
 By default (`pin`) the paced phase runs the server on one CPU and the clients on the others, so
 the timing error is the client's own, not the two fighting over a core; the saturated phase
@@ -239,11 +241,32 @@ def _run_abench(
     return [json.loads(done.stdout)]
 
 
+def _run_floor(url: str, concurrency: int, work: Workload, cores: frozenset[int] | None) -> list[dict[str, Any]]:
+    """`replay.calibrate.floor` in its own process, on the client CPUs, sending what ours sends."""
+    cmd = [sys.executable, "-m", "replay.calibrate.floor", url, "--concurrency", str(concurrency)]
+    if work.sessions is not None:
+        cmd += ["--sessions", str(work.sessions), "--instances", str(work.trajectories)]
+    else:
+        cmd += ["--turns", str(work.turns), "--tokens", str(work.tokens)]
+    done = subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        preexec_fn=pinned(cores),
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    if done.returncode != 0:
+        tail = done.stderr.strip().splitlines()[-1:] or ["(no output)"]
+        raise ReplayError(f"the floor client failed (python -m replay.calibrate.floor): {tail[0]}")
+    return [json.loads(done.stdout)]
+
+
 @dataclass(frozen=True)
 class Workload:
     """What one phase's clients send: `turns` two-word prompts (`tokens` chunks a turn), or with
     `shards` the dataset's own instances (`trajectories` of them, through `trajbench replay run`;
-    agentic-bench from `sessions`), their run folders under `scratch`."""
+    agentic-bench and the floor from `sessions`), their run folders under `scratch`."""
 
     turns: int
     tokens: int
@@ -277,6 +300,7 @@ class Workload:
 COMPARE: dict[str, Callable[[str, int, Workload, str, frozenset[int] | None, str], list[dict[str, Any]]]] = {
     "none": lambda *a: [],
     "agentic-bench": lambda url, c, work, py, cores, phase: _run_abench(py, url, c, work, cores),
+    "floor": lambda url, c, work, py, cores, phase: _run_floor(url, c, work, cores),
     "httpx-default": lambda url, c, work, py, cores, phase: _run_ours(
         url, 1, c, work.turns, work.tokens, "httpx", "asyncio", cores
     ),
@@ -465,7 +489,7 @@ def calibrate(
     }
     with scratch() as tmp:
         sessions = None
-        if shards is not None and "agentic-bench" in others:
+        if shards is not None and {"agentic-bench", "floor"} & set(others):
             sessions = write_sessions(Path(shards), Path(tmp))
         for phase in phases:
             n, k, interval_s, ttft_s, on_server, on_clients = plan[phase]

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         read_bounded,
     )
     from .eventloop import current_loop, event_loop, frozen_heap, run_loop, watch_pipe
+    from .sse import ChatStream
     from .stream import CHAT_PATH, StreamClient, StreamResult, base_without_v1
     from .transport import Connections, FastTransport
 
@@ -33,6 +34,7 @@ __all__ = [
     "TOKENIZE_MAX_BYTES",
     "BoundedReadError",
     "BoundedResponse",
+    "ChatStream",
     "Connections",
     "FastTransport",
     "ResponseLimits",
@@ -60,6 +62,7 @@ _LAZY = {  # submodule: the names it gives, imported on first use
         "read_bounded",
     ),
     ".eventloop": ("current_loop", "event_loop", "frozen_heap", "run_loop", "watch_pipe"),
+    ".sse": ("ChatStream",),
     ".stream": ("CHAT_PATH", "StreamClient", "StreamResult", "base_without_v1"),
     ".transport": ("Connections", "FastTransport"),
 }

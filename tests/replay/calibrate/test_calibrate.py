@@ -147,3 +147,33 @@ def test_calibrate_checks_its_workload_before_any_server_starts(
     with pytest.raises(SystemExit) as exc:
         cli.main(["replay", "calibrate", *args])
     assert exc.value.code == 1 and said in capsys.readouterr().err
+
+
+def test_the_floor_client_sends_what_replay_run_sends(sample_shards: Path, tmp_path: Path) -> None:
+    import orjson
+
+    import traces
+    from replay.calibrate.floor import _instances
+    from replay.calibrate.workload import write_sessions
+
+    sessions = write_sessions(sample_shards, tmp_path)
+    shards = traces.Shards(sample_shards)
+    profile, _ = traces.shards_profile(shards, quiet_without_tokenizer=True)
+    n = len(shards) + 1  # one more instance than stored: the first one again
+    for k, bodies in enumerate(_instances(str(sessions), n, 0, 0)):
+        prompts = list(traces.iter_prompts(shards.instance(k % len(shards))))
+        sent = [orjson.loads(b) for b in bodies]
+        assert sent == [traces.request_body(p.messages, p.tools, profile) for p in prompts]
+
+
+def test_the_floor_runs_beside_ours_and_reads_every_chunk(tmp_path: Path) -> None:
+    out = tmp_path / "cal.json"
+    args = ["-c", "3", "--turns", "6", "--tokens-per-turn", "8", "--phase", "saturated", "--compare", "floor"]
+    cli.main(["replay", "calibrate", *args, "--json", str(out)])
+    ours, floor = json.loads(out.read_text("utf-8"))
+    assert floor["client"] == "floor" and ours["client"].startswith("trajbench-")
+    # the server's spread of 8 ± 4 chunks, by request: ours sent the first six, the floor the next
+    lengths = [4 + (n * 7919) % 9 for n in range(12)]
+    assert (ours["turns"], ours["chunks"]) == (6, sum(lengths[:6]))
+    assert (floor["turns"], floor["failed"], floor["chunks"]) == (6, 0, sum(lengths[6:]))
+    assert floor["cpu_s"] > 0 and 0 <= floor["ttft_err_p50_ms"] <= floor["ttft_err_p99_ms"]

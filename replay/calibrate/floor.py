@@ -1,0 +1,175 @@
+"""The floor: the least CPU a Python client on this loop pays to send a workload's requests and
+read its streams, measured beside ours by `trajbench replay calibrate --compare floor`.
+
+A bare protocol per connection, one slot per connection as a replay has: each turn writes the same
+request bytes a replay would (its body joined from the instance's messages, each encoded once
+before the window), stamps every read with `time.monotonic_ns()` and keeps the bytes, and knows the
+answer has ended when a read ends with the chunked body's last chunk (the calibration server
+always ends so). Nothing else: no HTTP or SSE parsing, no records, no prompt rebuilding, no
+hashing. After the window the kept reads are parsed (not counted) so the row's timing error is
+computed as for every client. Our client's CPU per turn minus the floor's is what the harness
+itself costs; the kernel's share (reads, the ACKs they send, writes) is in both.
+
+    python -m replay.calibrate.floor URL --concurrency 128 --turns 2048 --tokens 256
+    python -m replay.calibrate.floor URL --concurrency 128 --sessions FILE --instances 256
+
+`--sessions`: a file `replay.calibrate.workload.write_sessions` wrote. Prints one JSON object of
+raw facts, the shape `replay.calibrate.run` reads from every client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import time
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import httptools
+import orjson
+
+from ..client import ChatStream, run_loop
+
+_END = b"0\r\n\r\n"  # the chunked body's last chunk
+_EMPTY = b'"messages":[]'
+
+
+class _Floor(asyncio.Protocol):
+    """Stamps and keeps every read of the exchange in flight; nothing more."""
+
+    def __init__(self) -> None:
+        self.reads: list[tuple[int, bytes]] = []
+        self.done: asyncio.Future[None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport: asyncio.Transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self.reads.append((time.monotonic_ns(), data))
+        if data.endswith(_END) and self.done is not None and not self.done.done():
+            self.done.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.done is not None and not self.done.done():
+            self.done.set_exception(ConnectionError(f"the server closed the connection ({exc})"))
+
+
+class _Session:
+    """One stored instance's requests: each message encoded once (before the window); turn k's
+    body is the first `counts[k]` of them joined, as `replay run` builds it."""
+
+    def __init__(self, params: dict[str, Any], tools: Any, turns: list[list[dict[str, Any]]]) -> None:
+        fixed = dict(params, messages=[])
+        if tools is not None:
+            fixed["tools"] = tools
+        before, after = orjson.dumps(fixed).split(_EMPTY, 1)
+        self.before, self.after = before + b'"messages":[', b"]" + after
+        self.encoded = [orjson.dumps(m) for delta in turns for m in delta]
+        self.counts = list(itertools.accumulate(len(delta) for delta in turns))
+
+    def bodies(self) -> Iterator[bytes]:
+        for n in self.counts:
+            yield b"%s%s%s" % (self.before, b",".join(self.encoded[:n]), self.after)
+
+
+def _instances(sessions: str | None, instances: int, turns: int, tokens: int) -> Iterator[Iterator[bytes]]:
+    """Each instance's bodies, turn by turn (the fixed workload: instances of one two-word turn)."""
+    if sessions is None:
+        body = orjson.dumps(
+            {
+                "model": "cal",
+                "messages": [{"role": "user", "content": "hi"}],
+                "stream": True,
+                "stream_options": {"include_usage": True},
+                "max_completion_tokens": tokens,
+            }
+        )
+        return (iter((body,)) for _ in range(turns))
+    with open(sessions, "rb") as f:
+        params = orjson.loads(f.readline())["params"]
+        stored = [_Session(params, s["tools"], s["turns"]) for s in map(orjson.loads, f)]
+    return (stored[k % len(stored)].bodies() for k in range(instances))
+
+
+async def _run(url: str, concurrency: int, instances: Iterator[Iterator[bytes]]) -> dict[str, Any]:
+    parts = urlsplit(url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    head = (
+        f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+        "Accept: text/event-stream\r\nX-Session-ID: cal\r\n"
+    ).encode("ascii")
+    loop = asyncio.get_running_loop()
+    conns = [(await loop.create_connection(_Floor, host, port))[1] for _ in range(concurrency)]
+    turns: list[tuple[list[tuple[int, bytes]], bool]] = []
+    failed = [0]
+
+    async def slot(conn: _Floor) -> None:
+        first = True
+        for bodies in instances:
+            for body in bodies:
+                conn.reads = []
+                conn.done = loop.create_future()
+                conn.transport.write(b"%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body))
+                try:
+                    await conn.done
+                except ConnectionError:
+                    failed[0] += 1
+                    return
+                turns.append((conn.reads, first))
+                first = False
+
+    cpu0, wall0 = time.process_time(), time.monotonic_ns()
+    await asyncio.gather(*(slot(c) for c in conns))
+    cpu1, wall1 = time.process_time(), time.monotonic_ns()
+    for c in conns:
+        c.transport.close()
+    return {
+        "cpu_s": cpu1 - cpu0,
+        "t_start_ns": wall0,
+        "t_end_ns": wall1,
+        "failed": failed[0],
+        "turns": [[*_folded(reads), first] for reads, first in turns],
+    }
+
+
+class _Body:
+    """httptools' callback for the body's pieces (the head is not needed)."""
+
+    def __init__(self) -> None:
+        self.pieces: list[bytes] = []
+        self.on_body = self.pieces.append
+
+
+def _folded(reads: list[tuple[int, bytes]]) -> tuple[list[int], str]:
+    """(chunk arrival times, content) of one kept response, parsed after the window."""
+    body = _Body()
+    parser = httptools.HttpResponseParser(body)
+    stream = ChatStream()
+    pieces = body.pieces
+    for t_ns, data in reads:
+        parser.feed_data(data)
+        if pieces and stream.feed(b"".join(pieces), t_ns):
+            break
+        pieces.clear()
+    return list(stream.chunk_ns), "".join(stream.content)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m replay.calibrate.floor", description=__doc__.splitlines()[0])
+    ap.add_argument("url")
+    ap.add_argument("--concurrency", type=int, default=128)
+    ap.add_argument("--turns", type=int, default=2048)
+    ap.add_argument("--tokens", type=int, default=256)
+    ap.add_argument("--sessions", default=None)
+    ap.add_argument("--instances", type=int, default=256)
+    ap.add_argument("--loop", default=None, help="uvloop or asyncio (default: the one `replay run` uses)")
+    a = ap.parse_args(argv)
+    work = _instances(a.sessions, a.instances, a.turns, a.tokens)
+    # a process entry point, like cli.py: the one place this process starts a loop
+    print(orjson.dumps(run_loop(_run(a.url, a.concurrency, work), a.loop)).decode())
+
+
+if __name__ == "__main__":
+    main()
