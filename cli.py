@@ -982,8 +982,8 @@ def replay_sweep(values: traces.Values) -> None:
     "--compare",
     multiple=True,
     type=click.Choice(["agentic-bench", "floor", "httpx-default", "none", "trajbench-asyncio", "trajbench-uvloop"]),
-    help="Also run this client side by side (repeatable). `floor`: a bare client that sends the same "
-    "requests and only stamps its reads, the least any Python client here pays (docs/metrics.md).",
+    help="Also run this client side by side (repeatable). `floor`: a bare client on the same loop that "
+    "sends the same bodies and only stamps its reads; ours minus it is the harness's own cost (docs/metrics.md).",
 )
 @click.option(
     "--compare-python",

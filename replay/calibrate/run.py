@@ -8,8 +8,8 @@ Two phases, each against a fresh `replay.calibrate.server` process (never the cl
    per turn and its timing error = client arrival − server send stamp (same host monotonic
    clock) for TTFT (first chunk) and ITL (gap vs the server's gap), p50/p99.
 Comparison clients (`COMPARE`) run the same phases against the same server settings; `floor`
-(`replay.calibrate.floor`) is the least a Python client pays for the same requests and reads, so
-ours minus it is what the harness itself costs.
+(`replay.calibrate.floor`) is a bare client on the same loop that sends the same bodies and only
+stamps its reads, so ours minus it is what the harness itself costs.
 
 By default (`pin`) the paced phase runs the server on one CPU and the clients on the others, so
 the timing error is the client's own, not the two fighting over a core; the saturated phase
@@ -242,24 +242,32 @@ def _run_abench(
 
 
 def _run_floor(url: str, concurrency: int, work: Workload, cores: frozenset[int] | None) -> list[dict[str, Any]]:
-    """`replay.calibrate.floor` in its own process, on the client CPUs, sending what ours sends."""
-    cmd = [sys.executable, "-m", "replay.calibrate.floor", url, "--concurrency", str(concurrency)]
+    """`replay.calibrate.floor` in its own process, on the client CPUs and our client's loop,
+    sending what ours sends."""
+    cmd = [sys.executable, "-m", "replay.calibrate.floor", url, "--concurrency", str(concurrency), "--loop", work.loop]
     if work.sessions is not None:
         cmd += ["--sessions", str(work.sessions), "--instances", str(work.trajectories)]
     else:
         cmd += ["--turns", str(work.turns), "--tokens", str(work.tokens)]
-    done = subprocess.run(
-        cmd,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        preexec_fn=pinned(cores),
-        cwd=Path(__file__).resolve().parents[2],
+    try:
+        done = subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            preexec_fn=pinned(cores),
+            cwd=Path(__file__).resolve().parents[2],
+        )
+        if done.returncode == 0:
+            return [json.loads(done.stdout)]
+        why = (done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}, no output"])[0]
+    except subprocess.TimeoutExpired:
+        why = "no result within 1800 s (lower --turns or --trajectories)"
+    except json.JSONDecodeError:
+        why = "it printed no JSON result"
+    raise ReplayError(
+        f"the floor client (python -m replay.calibrate.floor) failed: {why}; rerun without --compare floor"
     )
-    if done.returncode != 0:
-        tail = done.stderr.strip().splitlines()[-1:] or ["(no output)"]
-        raise ReplayError(f"the floor client failed (python -m replay.calibrate.floor): {tail[0]}")
-    return [json.loads(done.stdout)]
 
 
 @dataclass(frozen=True)
@@ -274,6 +282,7 @@ class Workload:
     trajectories: int = 0
     sessions: Path | None = None
     scratch: Path | None = None
+    loop: str = "uvloop"  # our client's event loop (the floor runs on it too)
 
     def ours(
         self, url: str, workers: int, concurrency: int, loop: str, cores: frozenset[int] | None, phase: str
@@ -500,6 +509,7 @@ def calibrate(
                 trajectories or 2 * concurrency,
                 sessions,
                 Path(tmp),
+                loop,
             )
             with _Server(k, interval_s, procs=workers, ttft_s=ttft_s, cores=on_server) as srv:
                 runners: list[tuple[str, int, Callable[[], list[dict[str, Any]]]]] = [

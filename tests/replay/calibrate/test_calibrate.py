@@ -149,9 +149,7 @@ def test_calibrate_checks_its_workload_before_any_server_starts(
     assert exc.value.code == 1 and said in capsys.readouterr().err
 
 
-def test_the_floor_client_sends_what_replay_run_sends(sample_shards: Path, tmp_path: Path) -> None:
-    import orjson
-
+def test_the_floor_client_sends_the_bodies_replay_run_sends(sample_shards: Path, tmp_path: Path) -> None:
     import traces
     from replay.calibrate.floor import _instances
     from replay.calibrate.workload import write_sessions
@@ -159,11 +157,11 @@ def test_the_floor_client_sends_what_replay_run_sends(sample_shards: Path, tmp_p
     sessions = write_sessions(sample_shards, tmp_path)
     shards = traces.Shards(sample_shards)
     profile, _ = traces.shards_profile(shards, quiet_without_tokenizer=True)
-    n = len(shards) + 1  # one more instance than stored: the first one again
+    n = len(shards) + 1  # one more instance than stored: the first one's bodies again (unsalted)
     for k, bodies in enumerate(_instances(str(sessions), n, 0, 0)):
-        prompts = list(traces.iter_prompts(shards.instance(k % len(shards))))
-        sent = [orjson.loads(b) for b in bodies]
-        assert sent == [traces.request_body(p.messages, p.tools, profile) for p in prompts]
+        encoder = traces.BodyEncoder(profile)
+        expected = [encoder.encode(p.messages, p.tools) for p in traces.iter_prompts(shards.instance(k % len(shards)))]
+        assert list(bodies) == expected  # byte for byte, key order included
 
 
 def test_the_floor_runs_beside_ours_and_reads_every_chunk(tmp_path: Path) -> None:
@@ -177,3 +175,20 @@ def test_the_floor_runs_beside_ours_and_reads_every_chunk(tmp_path: Path) -> Non
     assert (ours["turns"], ours["chunks"]) == (6, sum(lengths[:6]))
     assert (floor["turns"], floor["failed"], floor["chunks"]) == (6, 0, sum(lengths[6:]))
     assert floor["cpu_s"] > 0 and 0 <= floor["ttft_err_p50_ms"] <= floor["ttft_err_p99_ms"]
+
+
+def test_the_floor_finds_the_bodys_last_chunk_split_over_two_reads() -> None:
+    import asyncio
+
+    from replay.calibrate.floor import _Floor
+
+    async def reads(*parts: bytes) -> bool:
+        floor = _Floor()
+        floor.done = asyncio.get_running_loop().create_future()
+        for part in parts:
+            floor.data_received(part)
+        return floor.done.done()
+
+    assert asyncio.run(reads(b"e\r\ndata: [DONE]\n\n\r\n0\r", b"\n\r\n"))
+    assert asyncio.run(reads(b"e\r\ndata: [DONE]\n\n\r\n", b"0\r\n\r\n"))
+    assert not asyncio.run(reads(b"e\r\ndata: [DONE]\n\n\r\n0\r\n"))  # not yet the end
