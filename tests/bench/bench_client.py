@@ -9,7 +9,9 @@ pays for it. Beside it, on the same server settings and instances:
   - agentic-bench (PyPI; aiohttp) when an interpreter that has it is given (`--compare-python`,
     or env AGENTIC_BENCH_PYTHON); set one up with
         python -m venv /some/dir && /some/dir/bin/pip install agentic-bench
-    (its figure is its streaming phase: its driver replays the same instances, turn by turn).
+    (its figure is its streaming phase: its driver replays the same instances, turn by turn);
+  - the floor (`--compare floor`): a bare client on the same loop that sends the same bodies and
+    only stamps its reads; each client's CPU per turn above it is printed too.
 
 Targets (paced phase: first chunk after 50 ms, then one every 5 ms, 64 a turn; C=128):
   1. client CPU per turn ≥ 2× lower than agentic-bench's;
@@ -50,7 +52,7 @@ def main() -> None:
     ap.add_argument("--compare-python", default=os.environ.get("AGENTIC_BENCH_PYTHON"))
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
-    compare = ["agentic-bench"] if a.compare_python else []
+    compare = ["floor"] + (["agentic-bench"] if a.compare_python else [])
     if not a.compare_python:
         print("agentic-bench: skipped (pass --compare-python or set AGENTIC_BENCH_PYTHON)", file=sys.stderr)
     phases = tuple(a.phase or ("saturated", "paced"))
@@ -84,6 +86,11 @@ def main() -> None:
                     else "our whole process: n/a (want >= 2)"
                 )
             )
+        floor = by[(phase, "floor", 1)]
+        for r in (us, ab):
+            if r is not None:
+                above = r.cpu_per_turn_ms - floor.cpu_per_turn_ms
+                print(f"{phase}: {r.client} CPU/turn above the floor ({floor.cpu_per_turn_ms:.2f} ms): {above:.2f} ms")
     if "paced" in phases:
         for w in range(1, a.workers + 1):
             paced = by[("paced", ours, w)]
