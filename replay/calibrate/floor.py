@@ -33,6 +33,7 @@ import httptools
 import orjson
 
 from ..client import ChatStream, frozen_heap, run_loop
+from .run import FIXED_BODY
 
 _END = b"0\r\n\r\n"  # the chunked body's last chunk
 _EMPTY = b'"messages":[]'
@@ -88,15 +89,7 @@ class _Session:
 def _instances(sessions: str | None, instances: int, turns: int, tokens: int) -> Iterator[Iterator[bytes]]:
     """Each instance's bodies, turn by turn (the fixed workload: instances of one two-word turn)."""
     if sessions is None:
-        body = orjson.dumps(
-            {
-                "model": "cal",
-                "messages": [{"role": "user", "content": "hi"}],
-                "stream": True,
-                "stream_options": {"include_usage": True},
-                "max_completion_tokens": tokens,
-            }
-        )
+        body = orjson.dumps(dict(FIXED_BODY, max_completion_tokens=tokens))
         return (iter((body,)) for _ in range(turns))
     with open(sessions, "rb") as f:
         params = orjson.loads(f.readline())["params"]

@@ -48,7 +48,8 @@ from ..errors import ReplayError
 from .workload import CpuSampler, pinned, run_trajbench, scratch, write_sessions
 
 _ABENCH_DRIVER = Path(__file__).with_name("abench_driver.py")
-_BODY_BASE = {
+#: the fixed workload's request (its `max_completion_tokens` added per phase)
+FIXED_BODY = {
     "model": "cal",
     "messages": [{"role": "user", "content": "hi"}],
     "stream": True,
@@ -106,7 +107,7 @@ class CalRow:
 
 # ---- one run of our client, in a spawned process
 async def _drive_ours(url: str, slots: int, turns: int, tokens: int, transport: str) -> dict[str, Any]:
-    body = dict(_BODY_BASE, max_completion_tokens=tokens)
+    body = dict(FIXED_BODY, max_completion_tokens=tokens)
     tr = (
         FastTransport(slots)
         if transport == "fast"
@@ -227,10 +228,7 @@ def _run_abench(
     python: str, url: str, concurrency: int, work: Workload, cores: frozenset[int] | None
 ) -> list[dict[str, Any]]:
     cmd = [python, str(_ABENCH_DRIVER), url + "/v1/chat/completions", "--concurrency", str(concurrency)]
-    if work.sessions is not None:
-        cmd += ["--sessions", str(work.sessions), "--instances", str(work.trajectories)]
-    else:
-        cmd += ["--turns", str(work.turns), "--tokens", str(work.tokens)]
+    cmd += work.driver_args()
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, preexec_fn=pinned(cores))
     if done.returncode != 0:
         tail = done.stderr.strip().splitlines()[-1:] or ["(no output)"]
@@ -245,10 +243,7 @@ def _run_floor(url: str, concurrency: int, work: Workload, cores: frozenset[int]
     """`replay.calibrate.floor` in its own process, on the client CPUs and our client's loop,
     sending what ours sends."""
     cmd = [sys.executable, "-m", "replay.calibrate.floor", url, "--concurrency", str(concurrency), "--loop", work.loop]
-    if work.sessions is not None:
-        cmd += ["--sessions", str(work.sessions), "--instances", str(work.trajectories)]
-    else:
-        cmd += ["--turns", str(work.turns), "--tokens", str(work.tokens)]
+    cmd += work.driver_args()
     try:
         done = subprocess.run(
             cmd,
@@ -283,6 +278,12 @@ class Workload:
     sessions: Path | None = None
     scratch: Path | None = None
     loop: str = "uvloop"  # our client's event loop (the floor runs on it too)
+
+    def driver_args(self) -> list[str]:
+        """The workload's options for a standalone client (the agentic-bench driver, the floor)."""
+        if self.sessions is not None:
+            return ["--sessions", str(self.sessions), "--instances", str(self.trajectories)]
+        return ["--turns", str(self.turns), "--tokens", str(self.tokens)]
 
     def ours(
         self, url: str, workers: int, concurrency: int, loop: str, cores: frozenset[int] | None, phase: str
